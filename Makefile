@@ -1,0 +1,40 @@
+# AgenticOS — `make run` starts everything on this machine, `make test` runs the whole suite.
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: run test bench lint install install-dev browser clean-data
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Stamp files: reinstall only when the pinned requirements or the project metadata change.
+$(VENV)/.base-installed: $(BIN)/python requirements/base.txt pyproject.toml
+	$(BIN)/pip install --quiet -r requirements/base.txt
+	$(BIN)/pip install --quiet --no-deps -e .
+	touch $@
+
+$(VENV)/.dev-installed: $(VENV)/.base-installed requirements/dev.txt
+	$(BIN)/pip install --quiet -r requirements/dev.txt
+	touch $@
+
+install: $(VENV)/.base-installed
+install-dev: $(VENV)/.dev-installed
+
+run: install
+	$(BIN)/agenticos up
+
+test: install-dev
+	$(BIN)/agenticos test
+
+bench: install-dev
+	$(BIN)/agenticos test -m bench -p no:randomly -s bench
+
+lint: install-dev
+	$(BIN)/ruff check agenticos apps tests
+	$(BIN)/python manage.py makemigrations --check --dry-run
+
+clean-data:
+	rm -rf .agenticos

@@ -1,0 +1,10 @@
+"""Everything under /api/v1/: each app contributes its own `api/urls.py`."""
+
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+urlpatterns = [
+    path("schema/", SpectacularAPIView.as_view(permission_classes=[]), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema", permission_classes=[]), name="docs"),
+    path("", include("apps.orgs.api.urls")),
+]

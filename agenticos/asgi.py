@@ -1,0 +1,21 @@
+"""ASGI entry point: Django for HTTP, Channels for websockets (session cookie or API key)."""
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agenticos.settings")
+django_asgi_app = get_asgi_application()
+
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+
+from .routing import websocket_urlpatterns  # noqa: E402
+from .websocket_auth import WebsocketAuthMiddleware  # noqa: E402
+
+application = ProtocolTypeRouter(
+    {
+        "http": django_asgi_app,
+        "websocket": AllowedHostsOriginValidator(WebsocketAuthMiddleware(URLRouter(websocket_urlpatterns))),
+    }
+)

@@ -1,0 +1,122 @@
+"""`agenticos up` (and `make run`): services, migrations, bootstrap, then web + worker + beat
+together until Ctrl-C, which stops all of them and then the embedded services."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .embedded import ensure_services
+
+
+def _settings_env():
+    # The launcher runs before Django is configured; it reads the same typed readers.
+    from agenticos.settings.env import env_int, env_path, env_str
+
+    base_dir = Path(__file__).resolve().parent.parent
+    return {
+        "data_dir": env_path("AGENTICOS_DATA_DIR", base_dir / ".agenticos"),
+        "port": env_int("PORT", 8000, minimum=1),
+        "worker_concurrency": env_int("AGENTICOS_WORKER_CONCURRENCY", 2, minimum=1),
+        "admin_password_given": env_str("AGENTICOS_ADMIN_PASSWORD", None) is not None,
+    }
+
+
+def _setup_django(environ: dict) -> None:
+    os.environ.update({k: v for k, v in environ.items() if k in {"DATABASE_URL", "REDIS_URL"}})
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agenticos.settings")
+    import django
+
+    django.setup()
+
+
+def prepare_database() -> tuple:
+    """Migrate, sync the periodic schedule and bootstrap; returns bootstrap's result."""
+    from django.conf import settings
+    from django.core.management import call_command
+
+    from agenticos.schedule import sync_schedule
+    from apps.orgs.services import bootstrap
+
+    call_command("migrate", interactive=False, verbosity=0)
+    sync_schedule()
+    return bootstrap(
+        org_name=settings.AGENTICOS_ORG_NAME,
+        admin_email=settings.AGENTICOS_ADMIN_EMAIL,
+        admin_password=settings.AGENTICOS_ADMIN_PASSWORD,
+    )
+
+
+def _children(port: int, concurrency: int) -> dict[str, list[str]]:
+    python = sys.executable
+    return {
+        "web": [python, "-m", "uvicorn", "agenticos.asgi:application", "--host", "127.0.0.1",
+                "--port", str(port), "--no-access-log", "--lifespan", "off"],
+        "worker": [python, "-m", "celery", "-A", "agenticos", "worker", "--loglevel", "INFO",
+                   "--concurrency", str(concurrency), "--hostname", f"worker-{os.getpid()}@%h"],
+        # The schedule lives in the database (django-celery-beat), visible in the admin.
+        "beat": [python, "-m", "celery", "-A", "agenticos", "beat", "--loglevel", "INFO"],
+    }
+
+
+def up() -> int:
+    config = _settings_env()
+    data_dir: Path = config["data_dir"]
+    data_dir.mkdir(parents=True, exist_ok=True)
+    environ = dict(os.environ)
+    print(f"AgenticOS: data in {data_dir}", flush=True)
+    services = ensure_services(data_dir, environ)
+    processes: dict[str, subprocess.Popen] = {}
+    stopping = False
+
+    def request_stop(signum, frame):
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, request_stop)
+    signal.signal(signal.SIGTERM, request_stop)
+    try:
+        services.record(data_dir / "services.json")
+        _setup_django(environ)
+        organization, owner, generated_password = prepare_database()
+        for name, command in _children(config["port"], config["worker_concurrency"]).items():
+            processes[name] = subprocess.Popen(command, env=environ)
+        url = f"http://127.0.0.1:{config['port']}/"
+        if generated_password:
+            login = f"{owner.email} / {generated_password}  (generated now; shown this once)"
+        elif config["admin_password_given"]:
+            login = f"{owner.email} / the password in AGENTICOS_ADMIN_PASSWORD"
+        else:
+            login = f"{owner.email} / the password printed on the first start"
+        print(f"\n  Console:  {url}?org={organization.pk}\n  Owner:    {login}\n  Ctrl-C stops everything.\n", flush=True)
+        return_code = 0
+        while not stopping:
+            exited = next((name for name, p in processes.items() if p.poll() is not None), None)
+            if exited is not None:
+                return_code = processes[exited].returncode or 1
+                print(f"AgenticOS: {exited} exited with code {return_code}; stopping.", flush=True)
+                break
+            time.sleep(0.3)
+        return return_code
+    finally:
+        _stop_all(processes)
+        services.stop()
+        print("AgenticOS: stopped.", flush=True)
+
+
+def _stop_all(processes: dict[str, subprocess.Popen]) -> None:
+    for process in processes.values():
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + 15
+    for process in processes.values():
+        remaining = max(0.1, deadline - time.monotonic())
+        try:
+            process.wait(remaining)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

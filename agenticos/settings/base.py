@@ -1,0 +1,262 @@
+"""Settings shared by every environment. Values come from the environment (see README.md)."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from decimal import Decimal
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from .env import (
+    check_redis_url,
+    env_bool,
+    env_int,
+    env_list,
+    env_optional_decimal,
+    env_path,
+    env_str,
+    parse_database_url,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+DATA_DIR = env_path("AGENTICOS_DATA_DIR", BASE_DIR / ".agenticos")
+# Written by `agenticos up` when it starts embedded PostgreSQL/Redis, so that `agenticos` and
+# `manage.py` in another terminal reach the same services with no environment set.
+SERVICES_FILE = DATA_DIR / "services.json"
+
+
+def _recorded_services() -> dict:
+    try:
+        return json.loads(SERVICES_FILE.read_text())
+    except FileNotFoundError:
+        return {}
+    except ValueError:
+        raise ImproperlyConfigured(f"{SERVICES_FILE} is not valid JSON; delete it and restart") from None
+
+
+def _local_secret(filename: str, make) -> str:
+    """A secret generated once and kept (0600) under the data directory, for local runs."""
+    path = DATA_DIR / filename
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        DATA_DIR.mkdir(parents=True, exist_ok=True)
+        value = make()
+        path.write_text(value)
+        path.chmod(0o600)
+        return value
+
+
+_recorded = _recorded_services()
+DATABASE_URL = env_str("DATABASE_URL", None) or _recorded.get("database_url") or ""
+REDIS_URL = env_str("REDIS_URL", None) or _recorded.get("redis_url") or ""
+# True when neither the environment nor a running launcher named the services; the system
+# check agenticos.W001 says so, and the first database access fails with a clear error.
+SERVICES_UNCONFIGURED = not (DATABASE_URL and REDIS_URL)
+DATABASES = {
+    "default": parse_database_url(
+        DATABASE_URL or f"postgresql://postgres@/agenticos?host={DATA_DIR / 'pg'}"
+    )
+}
+REDIS_URL = check_redis_url(REDIS_URL or "redis://127.0.0.1:6379/0")
+
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = env_str("SECRET_KEY", None) or _local_secret("secret_key", lambda: secrets.token_urlsafe(50))
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "guardian",
+    "django_celery_beat",
+    "apps.orgs",
+    "apps.audit",
+    "apps.capabilities",
+    "apps.console",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "apps.orgs.middleware.CurrentOrganizationMiddleware",
+]
+
+ROOT_URLCONF = "agenticos.urls"
+ASGI_APPLICATION = "agenticos.asgi.application"
+WSGI_APPLICATION = None
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "apps.orgs.context_processors.organization",
+            ],
+        },
+    },
+]
+
+AUTH_USER_MODEL = "orgs.User"
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "guardian.backends.ObjectPermissionBackend",
+]
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "console:dashboard"
+LOGOUT_REDIRECT_URL = "login"
+# django-guardian: no anonymous user row; grants are for real accounts and groups only.
+ANONYMOUS_USER_NAME = None
+GUARDIAN_MONKEY_PATCH_USER = False
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+# Only production collects static files (the Dockerfile sets STATIC_ROOT); locally the finders serve them.
+STATIC_ROOT = env_str("STATIC_ROOT", None)
+# Serve straight from the finders so `make run` needs no collectstatic step.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+
+# --- Email -------------------------------------------------------------------------------
+EMAIL_HOST = env_str("EMAIL_HOST", "")
+EMAIL_PORT = env_int("EMAIL_PORT", 587, minimum=1)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "AgenticOS <agenticos@localhost>")
+EMAIL_BACKEND = (
+    "django.core.mail.backends.smtp.EmailBackend"
+    if EMAIL_HOST
+    else "django.core.mail.backends.console.EmailBackend"
+)
+
+# --- Redis: cache, channels, celery --------------------------------------------------------
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+CHANNEL_LAYERS = {
+    "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
+}
+CELERY_BROKER_URL = REDIS_URL
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TIMEZONE = "UTC"
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# The worker writes a heartbeat key this often; /healthz calls the worker down when the newest
+# heartbeat is older than WORKER_HEARTBEAT_STALE_SECONDS.
+WORKER_HEARTBEAT_SECONDS = 5
+WORKER_HEARTBEAT_STALE_SECONDS = 30
+
+# --- API ------------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "apps.orgs.api.authentication.ApiKeyAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["apps.orgs.api.permissions.OrganizationPermission"],
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "apps.orgs.api.exceptions.api_exception_handler",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "AgenticOS API",
+    "DESCRIPTION": "Build agents out of capabilities and run them under governance.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# --- Product settings (MAP.md "Settings") ---------------------------------------------------
+# A new organization's monthly cap; an existing organization is never changed by this value.
+# Set but empty means new organizations start uncapped.
+DEFAULT_ORG_MONTHLY_BUDGET_USD = env_optional_decimal("DEFAULT_ORG_MONTHLY_BUDGET_USD", Decimal("100"))
+APPROVAL_EXPIRY_HOURS = env_int("APPROVAL_EXPIRY_HOURS", 72, minimum=1)
+STALE_RUN_REAPED_AFTER_HOURS = env_int("STALE_RUN_REAPED_AFTER_HOURS", 6, minimum=0)
+QUESTION_EXPIRY_HOURS = env_int("QUESTION_EXPIRY_HOURS", 24, minimum=1)
+MEM0_ALLOWED_HOSTS = env_list("MEM0_ALLOWED_HOSTS")
+BROWSER_CDP_ALLOWED_HOSTS = env_list("BROWSER_CDP_ALLOWED_HOSTS")
+BROWSER_SIGN_IN_CDP_URL = env_str("BROWSER_SIGN_IN_CDP_URL", "")
+SANDBOX_STATE_MAX_BYTES = env_int("SANDBOX_STATE_MAX_BYTES", 50 * 1024 * 1024, minimum=0)
+ARTIFACT_MAX_BYTES = env_int("ARTIFACT_MAX_BYTES", 10 * 1024 * 1024, minimum=0)
+MAX_DYNAMIC_SPECIALISTS = env_int("MAX_DYNAMIC_SPECIALISTS", 5, minimum=0)
+VISUAL_MAP_TILES = env_str("VISUAL_MAP_TILES", "")
+BROWSER_TZ = env_str("BROWSER_TZ", "UTC")
+BROWSER_LANG = env_str("BROWSER_LANG", "en-US")
+ALL_SCOPES = (
+    "knowledge:read",
+    "conversations:read",
+    "web:read",
+    "web:fetch",
+    "web:browse",
+    "code:execute",
+    "sandbox:execute",
+    "agents:delegate",
+)
+# Every scope is granted unless the deployment removes it (comma-separated list to remove).
+REVOKED_SCOPES = env_list("AGENTICOS_REVOKED_SCOPES")
+DEFAULT_GRANTED_SCOPES = tuple(scope for scope in ALL_SCOPES if scope not in REVOKED_SCOPES)
+# Key for the secrets vault (Fernet, urlsafe base64 of 32 bytes). Locally generated and kept
+# under the data directory when unset; production must set it (system check agenticos.E002).
+AGENTICOS_VAULT_KEY = env_str("AGENTICOS_VAULT_KEY", None) or _local_secret(
+    "vault.key", lambda: __import__("base64").urlsafe_b64encode(secrets.token_bytes(32)).decode()
+)
+# Where the audit checkpoints are written: outside the database's reach (see docs/audit.md).
+AUDIT_CHECKPOINT_DIR = env_path("AUDIT_CHECKPOINT_DIR", DATA_DIR / "audit-checkpoints")
+AUDIT_CHECKPOINT_KEY = env_str("AUDIT_CHECKPOINT_KEY", None) or _local_secret(
+    "audit-checkpoint.key", lambda: secrets.token_hex(32)
+)
+
+# First organization and owner, used by `agenticos bootstrap`.
+AGENTICOS_ORG_NAME = env_str("AGENTICOS_ORG_NAME", "Default")
+AGENTICOS_ADMIN_EMAIL = env_str("AGENTICOS_ADMIN_EMAIL", "admin@agenticos.local")
+AGENTICOS_ADMIN_PASSWORD = env_str("AGENTICOS_ADMIN_PASSWORD", None)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

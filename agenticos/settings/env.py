@@ -1,0 +1,115 @@
+"""Small typed readers for the environment.
+
+Every setting of the project is read here and nowhere else. A value that is present but
+malformed raises ``ImproperlyConfigured`` naming the variable, so a typo fails at start instead
+of surfacing as odd behaviour an hour later.
+"""
+
+from __future__ import annotations
+
+import os
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+_UNSET = object()
+
+
+def _raw(name: str) -> str | None:
+    value = os.environ.get(name)
+    return None if value is None else value.strip()
+
+
+def env_str(name: str, default: str | None | object = _UNSET) -> str | None:
+    value = _raw(name)
+    if value is None or value == "":
+        if default is _UNSET:
+            raise ImproperlyConfigured(f"{name} must be set")
+        return default  # type: ignore[return-value]
+    return value
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+    value = _raw(name)
+    if value is None or value == "":
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, got {value!r}") from None
+    if minimum is not None and number < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {number}")
+    return number
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = _raw(name)
+    if value is None or value == "":
+        return default
+    lowered = value.lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperlyConfigured(f"{name} must be a boolean (true/false), got {value!r}")
+
+
+def env_optional_decimal(name: str, default: Decimal | None) -> Decimal | None:
+    """A decimal where a variable that is set but empty means "none" (e.g. no cap)."""
+    value = _raw(name)
+    if value is None:
+        return default
+    if value == "":
+        return None
+    try:
+        number = Decimal(value)
+    except InvalidOperation:
+        raise ImproperlyConfigured(f"{name} must be a number or empty, got {value!r}") from None
+    if number < 0 or not number.is_finite():
+        raise ImproperlyConfigured(f"{name} must be a non-negative number, got {value!r}")
+    return number
+
+
+def env_list(name: str, default: list[str] | None = None) -> list[str]:
+    value = _raw(name)
+    if value is None or value == "":
+        return list(default or [])
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def env_path(name: str, default: Path) -> Path:
+    value = _raw(name)
+    return Path(value).expanduser().resolve() if value else default
+
+
+def parse_database_url(url: str, *, name: str = "DATABASE_URL") -> dict:
+    """Turn ``postgres://user:pass@host:port/db?host=/socket/dir`` into Django's dict."""
+    parts = urlsplit(url)
+    if parts.scheme not in {"postgres", "postgresql"}:
+        raise ImproperlyConfigured(f"{name} must be a postgres:// URL (PostgreSQL only), got scheme {parts.scheme!r}")
+    query = parse_qs(parts.query)
+    host = query.get("host", [parts.hostname or ""])[0]
+    database = unquote(parts.path.lstrip("/"))
+    if not database:
+        raise ImproperlyConfigured(f"{name} must name a database")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} has an invalid port") from None
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": database,
+        "USER": unquote(parts.username or ""),
+        "PASSWORD": unquote(parts.password or ""),
+        "HOST": host,
+        "PORT": str(port or ""),
+        "CONN_MAX_AGE": 0,
+    }
+
+
+def check_redis_url(url: str, *, name: str = "REDIS_URL") -> str:
+    if urlsplit(url).scheme not in {"redis", "rediss", "unix"}:
+        raise ImproperlyConfigured(f"{name} must be a redis:// URL, got {url!r}")
+    return url

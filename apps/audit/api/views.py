@@ -1,0 +1,72 @@
+"""GET /api/v1/audit/ and /audit/export/: parse, call a selector or the exporter, shape."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import viewsets
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.views import APIView
+
+from apps.audit.exports import audit_export
+from apps.audit.selectors import audit_entries_visible_to, parse_audit_filters
+from apps.orgs.permissions import AUDIT_READ
+
+from .serializers import AuditEntrySerializer
+
+FILTER_PARAMETERS = [
+    OpenApiParameter("action", str, many=True, description="Only these actions (repeatable)."),
+    OpenApiParameter("actor_user_id", int, description="Only entries whose actor is this user."),
+    OpenApiParameter("created_from", OpenApiTypes.DATETIME, description="From this date or date-time, inclusive."),
+    OpenApiParameter("created_to", OpenApiTypes.DATETIME, description="Up to this date (the whole day) or date-time, inclusive."),
+]
+
+
+@extend_schema_view(list=extend_schema(parameters=FILTER_PARAMETERS))
+class AuditEntryViewSet(viewsets.ReadOnlyModelViewSet):
+    """The organization's audit trail, newest first (audit:read). App admins are not exempt:
+    what they do is in here too."""
+
+    serializer_class = AuditEntrySerializer
+    required_permission = AUDIT_READ
+    filter_backends: list = []
+
+    def get_queryset(self):
+        entries = audit_entries_visible_to(self.request.user, self.request.organization)
+        if self.action == "list":
+            entries = parse_audit_filters(self.request.query_params).apply(entries)
+        return entries.order_by("-created_at", "-sequence")
+
+
+class _AnyAccept(BaseContentNegotiation):
+    """The export answers a file whatever the Accept header says; errors are JSON."""
+
+    def select_parser(self, request, parsers):
+        return parsers[0] if parsers else None
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+class AuditExportView(APIView):
+    """The trail over a window as CSV or JSONL (`?fmt=csv|jsonl`), at most 10,000 rows.
+
+    Both `created_from` and `created_to` are required; the other filters are those of
+    GET /audit/. The download is itself recorded (`audit.export`) before it is sent.
+    """
+
+    required_permission = AUDIT_READ
+    content_negotiation_class = _AnyAccept
+
+    @extend_schema(
+        parameters=[
+            *FILTER_PARAMETERS,
+            OpenApiParameter("fmt", str, enum=["csv", "jsonl"], description="File format; csv by default."),
+        ],
+        responses={(200, "text/csv"): OpenApiTypes.BINARY, (200, "application/x-ndjson"): OpenApiTypes.BINARY},
+    )
+    def get(self, request):
+        result = audit_export(
+            user=request.user, organization=request.organization, params=request.query_params, surface="api"
+        )
+        return result.response()

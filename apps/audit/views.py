@@ -1,0 +1,122 @@
+"""The console's audit page, its download, and starting/stopping an impersonation."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from apps.orgs.permissions import AUDIT_READ, has_org_permission
+
+from .exports import EXPORT_ROW_LIMIT, audit_export
+from .forms import ImpersonationForm
+from .impersonation import ImpersonationRefused, impersonation_start, impersonation_stop
+from .selectors import (
+    AuditFilters,
+    audit_action_names,
+    audit_entries_visible_to,
+    audit_entry_row,
+    parse_audit_filters,
+)
+
+PAGE_SIZE = 50
+
+
+def _readable_organization(request):
+    organization = getattr(request, "organization", None)
+    if organization is None:
+        raise Http404("You are not a member of any organization yet.")
+    if not has_org_permission(request.user, organization, AUDIT_READ):
+        raise PermissionDenied("audit:read is required to read the audit trail.")
+    return organization
+
+
+@login_required
+def audit_log(request):
+    organization = _readable_organization(request)
+    entries = audit_entries_visible_to(request.user, organization)
+    try:
+        filters = parse_audit_filters(request.GET)
+    except ValidationError as error:
+        messages.error(request, "Filters ignored: " + "; ".join(
+            f"{field}: {' '.join(problems)}" for field, problems in error.message_dict.items()
+        ))
+        filters = AuditFilters()
+    page = Paginator(filters.apply(entries).order_by("-created_at", "-sequence"), PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(
+        request,
+        "audit/log.html",
+        {
+            "organization": organization,
+            "page": page,
+            "rows": [audit_entry_row(entry) for entry in page.object_list],
+            "actions": audit_action_names(entries),
+            "filters": filters,
+            "query": query.urlencode(),
+            "export_limit": EXPORT_ROW_LIMIT,
+        },
+    )
+
+
+@login_required
+def audit_download(request):
+    organization = _readable_organization(request)
+    try:
+        result = audit_export(user=request.user, organization=organization, params=request.GET, surface="console")
+    except ValidationError as error:
+        messages.error(request, "Not exported: " + " ".join(error.messages))
+        query = request.GET.copy()
+        query.pop("fmt", None)
+        return redirect(f"{reverse('audit:log')}?{query.urlencode()}")
+    return result.response()
+
+
+@login_required
+def impersonation_start_view(request):
+    """An app admin starts acting as another account (at most an hour)."""
+    admin = request.user
+    if getattr(request, "impersonator", None) is not None:
+        messages.error(request, "Stop the current impersonation first.")
+        return redirect("audit:log")
+    if not admin.is_superuser:
+        raise PermissionDenied("Only an app admin may act as another account.")
+    form = ImpersonationForm(request.POST or None, initial={"email": request.GET.get("email", "")})
+    if request.method == "POST" and form.is_valid():
+        target = get_user_model().objects.filter(email__iexact=form.cleaned_data["email"]).first()
+        if target is None:
+            form.add_error("email", "No account has this email.")
+        else:
+            try:
+                impersonation = impersonation_start(
+                    admin=admin, target=target, session=request.session, reason=form.cleaned_data["reason"]
+                )
+            except ImpersonationRefused as refused:
+                form.add_error(None, str(refused))
+            else:
+                messages.warning(
+                    request,
+                    f"You are acting as {target.email} until {impersonation.expires_at:%H:%M} UTC. "
+                    "Everything you do is recorded with both names.",
+                )
+                return redirect("console:dashboard")
+    return render(request, "audit/impersonate.html", {"form": form})
+
+
+@login_required
+@require_POST
+def impersonation_stop_view(request):
+    admin = getattr(request, "impersonator", None) or request.user
+    ended = impersonation_stop(admin=admin, session=request.session)
+    if ended is not None:
+        messages.success(request, f"You are yourself again; the impersonation of {ended.target.email} ended.")
+    return redirect("console:dashboard")

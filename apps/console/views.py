@@ -1,0 +1,167 @@
+"""The console shell: dashboard, org switcher, Settings → Organization, Members, API keys."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import PasswordResetForm
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from apps.orgs import permissions as perms
+from apps.orgs import selectors, services
+from apps.orgs.middleware import SESSION_KEY
+
+from .forms import ApiKeyForm, InviteForm, OrganizationForm, RoleForm
+
+_UNCHANGED = ...
+
+
+def _organization(request):
+    if request.organization is None:
+        raise Http404("You are not a member of any organization yet.")
+    return request.organization
+
+
+def _error_text(error: ValidationError) -> str:
+    return " ".join(error.messages)
+
+
+@login_required
+def dashboard(request):
+    organization = _organization(request)
+    role = organization.role_of(request.user)
+    return render(request, "console/dashboard.html", {"organization": organization, "role": role})
+
+
+@login_required
+@require_POST
+def switch_organization(request):
+    organization = selectors.organization_for_user(request.user, request.POST.get("organization_id"))
+    if organization is None:
+        raise Http404
+    request.session[SESSION_KEY] = organization.pk
+    return redirect(request.POST.get("next") or "console:dashboard")
+
+
+@login_required
+def organization_settings(request):
+    organization = _organization(request)
+    can_manage_budget = perms.has_org_permission(request.user, organization, perms.BUDGETS_MANAGE)
+    can_rename = perms.has_org_permission(request.user, organization, perms.SETTINGS_MANAGE)
+    form = OrganizationForm(
+        request.POST or None,
+        initial={"name": organization.name, "monthly_budget_usd": organization.monthly_budget_usd},
+    )
+    if not can_manage_budget:
+        form.fields["monthly_budget_usd"].disabled = True
+    if not can_rename:
+        form.fields["name"].disabled = True
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.organization_update(
+                actor=request.user,
+                organization=organization,
+                name=form.cleaned_data["name"] if can_rename else None,
+                monthly_budget_usd=form.cleaned_data["monthly_budget_usd"] if can_manage_budget else _UNCHANGED,
+            )
+        except PermissionDenied as denied:
+            messages.error(request, f"Not saved: {denied}.")
+        except ValidationError as error:
+            messages.error(request, f"Not saved: {_error_text(error)}")
+        else:
+            messages.success(request, "Organization settings saved.")
+            return redirect("console:organization-settings")
+    return render(
+        request,
+        "console/settings_organization.html",
+        {"form": form, "can_manage_budget": can_manage_budget, "can_rename": can_rename, "organization": organization},
+    )
+
+
+@login_required
+def members(request):
+    organization = _organization(request)
+    if not perms.has_org_permission(request.user, organization, perms.MEMBERS_MANAGE):
+        raise PermissionDenied
+    form = InviteForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            membership = services.membership_add(actor=request.user, organization=organization, **form.cleaned_data)
+        except (ValidationError, PermissionDenied) as error:
+            messages.error(request, _error_text(error) if isinstance(error, ValidationError) else str(error))
+        else:
+            if not membership.user.has_usable_password():
+                _send_set_password_email(request, membership.user.email)
+            messages.success(request, f"{membership.user.email} joined as {membership.get_role_display()}.")
+            return redirect("console:members")
+    return render(
+        request,
+        "console/settings_members.html",
+        {"form": form, "memberships": selectors.memberships_for(organization), "role_form": RoleForm()},
+    )
+
+
+def _send_set_password_email(request, email: str) -> None:
+    reset = PasswordResetForm({"email": email})
+    if reset.is_valid():
+        reset.save(request=request, use_https=request.is_secure(),
+                   subject_template_name="console/invite_subject.txt",
+                   email_template_name="console/invite_email.txt")
+
+
+@login_required
+@require_POST
+def member_change_role(request, membership_id: int):
+    organization = _organization(request)
+    membership = get_object_or_404(selectors.memberships_for(organization), pk=membership_id)
+    form = RoleForm(request.POST)
+    if form.is_valid():
+        try:
+            services.membership_change_role(actor=request.user, membership=membership, role=form.cleaned_data["role"])
+            messages.success(request, f"{membership.user.email} is now {membership.get_role_display()}.")
+        except ValidationError as error:
+            messages.error(request, _error_text(error))
+    return redirect("console:members")
+
+
+@login_required
+@require_POST
+def member_remove(request, membership_id: int):
+    organization = _organization(request)
+    membership = get_object_or_404(selectors.memberships_for(organization), pk=membership_id)
+    try:
+        services.membership_remove(actor=request.user, membership=membership)
+        messages.success(request, f"{membership.user.email} was removed.")
+    except ValidationError as error:
+        messages.error(request, _error_text(error))
+    return redirect("console:members")
+
+
+@login_required
+def api_keys(request):
+    organization = _organization(request)
+    form = ApiKeyForm(request.POST or None)
+    new_key = None
+    if request.method == "POST" and form.is_valid():
+        _, new_key = services.api_key_create(
+            actor=request.user, organization=organization, user=request.user, name=form.cleaned_data["name"]
+        )
+        form = ApiKeyForm()
+    return render(
+        request,
+        "console/settings_api_keys.html",
+        {"form": form, "new_key": new_key, "keys": selectors.api_keys_visible_to(request.user, organization)},
+    )
+
+
+@login_required
+@require_POST
+def api_key_revoke(request, key_id: int):
+    organization = _organization(request)
+    api_key = get_object_or_404(selectors.api_keys_visible_to(request.user, organization), pk=key_id)
+    services.api_key_revoke(actor=request.user, api_key=api_key)
+    messages.success(request, f"Key {api_key.prefix}… revoked.")
+    return redirect("console:api-keys")

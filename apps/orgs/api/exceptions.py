@@ -1,0 +1,38 @@
+"""One error shape for the API: validation errors are 422 with the field named."""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+
+
+class UnprocessableEntity(exceptions.APIException):
+    status_code = status.HTTP_422_UNPROCESSABLE_ENTITY
+    default_detail = "The request could not be processed."
+    default_code = "invalid"
+
+
+class Conflict(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "This was already decided."
+    default_code = "conflict"
+
+
+def _django_validation_detail(error: DjangoValidationError):
+    if hasattr(error, "error_dict"):
+        return {field: [str(m) for m in messages] for field, messages in error.message_dict.items()}
+    return {"non_field_errors": error.messages}
+
+
+def api_exception_handler(exc, context):
+    from rest_framework.views import exception_handler  # rest_framework.views imports this module's setting
+
+    if isinstance(exc, DjangoValidationError):
+        return Response(_django_validation_detail(exc), status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+    if isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied(str(exc) or None)
+    if isinstance(exc, exceptions.ValidationError):
+        exc.status_code = status.HTTP_422_UNPROCESSABLE_ENTITY
+    return exception_handler(exc, context)

@@ -1,0 +1,53 @@
+from rest_framework import serializers
+
+from apps.orgs.choices import Role
+from apps.orgs.models import ApiKey, Membership, Organization
+
+
+class OrganizationSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Organization
+        fields = ["id", "name", "slug", "monthly_budget_usd", "chat_may_waive_approvals", "created_at"]
+        read_only_fields = ["id", "slug", "created_at"]
+
+
+class OrganizationUpdateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200, required=False)
+    # null means "no cap"
+    monthly_budget_usd = serializers.DecimalField(
+        max_digits=12, decimal_places=2, min_value=0, allow_null=True, required=False
+    )
+    chat_may_waive_approvals = serializers.BooleanField(required=False)
+
+
+class MembershipSerializer(serializers.ModelSerializer):
+    email = serializers.EmailField(source="user.email", read_only=True)
+    user_id = serializers.IntegerField(read_only=True)
+    name = serializers.CharField(source="user.display_name", read_only=True)
+
+    class Meta:
+        model = Membership
+        fields = ["id", "user_id", "email", "name", "role", "created_at"]
+
+
+class MembershipCreateSerializer(serializers.Serializer):
+    email = serializers.EmailField()
+    role = serializers.ChoiceField(choices=Role.choices, default=Role.MEMBER)
+
+
+class MembershipUpdateSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=Role.choices)
+
+
+class ApiKeySerializer(serializers.ModelSerializer):
+    user_id = serializers.IntegerField(read_only=True)
+    active = serializers.BooleanField(source="is_active", read_only=True)
+
+    class Meta:
+        model = ApiKey
+        fields = ["id", "name", "prefix", "user_id", "created_at", "last_used_at", "revoked_at", "active"]
+
+
+class ApiKeyCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100)
+    user_id = serializers.IntegerField(required=False, help_text="Defaults to the caller.")

@@ -1,0 +1,10 @@
+from rest_framework.routers import SimpleRouter
+
+from .views import ApiKeyViewSet, MembershipViewSet, OrganizationViewSet
+
+router = SimpleRouter()
+router.register("orgs", OrganizationViewSet, basename="org")
+router.register("memberships", MembershipViewSet, basename="membership")
+router.register("api-keys", ApiKeyViewSet, basename="api-key")
+
+urlpatterns = router.urls

@@ -1,0 +1,101 @@
+"""Organizations, memberships and API keys over the API: parse, call a service, shape."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from apps.orgs import permissions as perms
+from apps.orgs import selectors, services
+from apps.orgs.models import User
+
+from .serializers import (
+    ApiKeyCreateSerializer,
+    ApiKeySerializer,
+    MembershipCreateSerializer,
+    MembershipSerializer,
+    MembershipUpdateSerializer,
+    OrganizationSerializer,
+    OrganizationUpdateSerializer,
+)
+
+_UNSET = ...
+
+
+class OrganizationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """The caller's organization. `PATCH` changes its name (settings:manage), monthly cap
+    (budgets:manage; null = no cap) or `chat_may_waive_approvals` (approvals:decide)."""
+
+    serializer_class = OrganizationSerializer
+
+    def get_queryset(self):
+        # Only the organization the request acts in: another one is a 404 like a missing id.
+        return selectors.organizations_for_user(self.request.user).filter(pk=self.request.organization.pk)
+
+    def partial_update(self, request, pk=None):
+        organization = get_object_or_404(self.get_queryset(), pk=pk)
+        data = OrganizationUpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        organization = services.organization_update(
+            actor=request.user,
+            organization=organization,
+            name=values.get("name"),
+            monthly_budget_usd=values.get("monthly_budget_usd", _UNSET),
+            chat_may_waive_approvals=values.get("chat_may_waive_approvals"),
+        )
+        return Response(OrganizationSerializer(organization).data)
+
+
+class MembershipViewSet(viewsets.GenericViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin):
+    serializer_class = MembershipSerializer
+    required_permission = perms.MEMBERS_MANAGE
+
+    def get_queryset(self):
+        return selectors.memberships_for(self.request.organization)
+
+    def create(self, request):
+        data = MembershipCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        membership = services.membership_add(actor=request.user, organization=request.organization, **data.validated_data)
+        return Response(MembershipSerializer(membership).data, status=status.HTTP_201_CREATED)
+
+    def partial_update(self, request, pk=None):
+        membership = self.get_object()
+        data = MembershipUpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        membership = services.membership_change_role(actor=request.user, membership=membership, **data.validated_data)
+        return Response(MembershipSerializer(membership).data)
+
+    def destroy(self, request, pk=None):
+        services.membership_remove(actor=request.user, membership=self.get_object())
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ApiKeyViewSet(viewsets.GenericViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin):
+    """Your API keys (every key of the organization with members:manage). The key itself is in
+    the creation response only."""
+
+    serializer_class = ApiKeySerializer
+
+    def get_queryset(self):
+        return selectors.api_keys_visible_to(self.request.user, self.request.organization)
+
+    def create(self, request):
+        data = ApiKeyCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        user = request.user
+        if "user_id" in data.validated_data and data.validated_data["user_id"] != request.user.pk:
+            member_ids = selectors.memberships_for(request.organization).values("user_id")
+            user = get_object_or_404(User.objects.filter(pk__in=member_ids), pk=data.validated_data["user_id"])
+        api_key, raw_key = services.api_key_create(
+            actor=request.user, organization=request.organization, user=user, name=data.validated_data["name"]
+        )
+        return Response({**ApiKeySerializer(api_key).data, "key": raw_key}, status=status.HTTP_201_CREATED)
+
+    @action(detail=True, methods=["post"])
+    def revoke(self, request, pk=None):
+        api_key = services.api_key_revoke(actor=request.user, api_key=self.get_object())
+        return Response(ApiKeySerializer(api_key).data)

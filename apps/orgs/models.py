@@ -1,0 +1,137 @@
+"""Accounts, organizations, memberships and API keys."""
+
+from __future__ import annotations
+
+from django.contrib.auth.base_user import AbstractBaseUser, BaseUserManager
+from django.contrib.auth.models import PermissionsMixin
+from django.db import models
+from django.utils import timezone
+
+from .choices import Role
+
+
+class UserManager(BaseUserManager):
+    use_in_migrations = True
+
+    def create_user(self, email: str, password: str | None = None, **extra):
+        if not email:
+            raise ValueError("an email address is required")
+        user = self.model(email=self.normalize_email(email).lower(), **extra)
+        user.set_password(password)
+        user.save(using=self._db)
+        return user
+
+    def create_superuser(self, email: str, password: str | None = None, **extra):
+        extra.setdefault("is_staff", True)
+        extra.setdefault("is_superuser", True)
+        return self.create_user(email, password, **extra)
+
+
+class User(AbstractBaseUser, PermissionsMixin):
+    """A person. Logs in by email; superusers are the deployment's app admins."""
+
+    email = models.EmailField(unique=True)
+    full_name = models.CharField(max_length=200, blank=True)
+    is_active = models.BooleanField(default=True)
+    # Staff may open the Django admin; is_superuser (from PermissionsMixin) makes an app admin.
+    is_staff = models.BooleanField(default=False)
+    date_joined = models.DateTimeField(default=timezone.now)
+
+    objects = UserManager()
+
+    USERNAME_FIELD = "email"
+    EMAIL_FIELD = "email"
+    REQUIRED_FIELDS: list[str] = []
+
+    class Meta:
+        ordering = ["email"]
+
+    def __str__(self) -> str:
+        return self.email
+
+    @property
+    def display_name(self) -> str:
+        return self.full_name or self.email
+
+
+class Organization(models.Model):
+    """A tenant: every agent, run, approval, ledger entry and audit entry belongs to one.
+
+    ``monthly_budget_usd`` is the organization-wide cap; NULL means uncapped. It is copied from
+    DEFAULT_ORG_MONTHLY_BUDGET_USD once, when the organization is created (services.org_create).
+    """
+
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=80, unique=True)
+    monthly_budget_usd = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
+    # Seed 003: the organization's own ceiling on waiving approvals from chat; off by default,
+    # changed only by someone with approvals:decide.
+    chat_may_waive_approvals = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def role_of(self, user) -> str | None:
+        """The user's role here, or None; cached on this instance for the request."""
+        cache = self.__dict__.setdefault("_role_cache", {})
+        if user.pk not in cache:
+            cache[user.pk] = (
+                Membership.objects.filter(organization=self, user_id=user.pk)
+                .values_list("role", flat=True)
+                .first()
+            )
+        return cache[user.pk]
+
+
+class Membership(models.Model):
+    """A person's place in an organization, with exactly one role."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["organization", "user__email"]
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "user"], name="membership_unique_person_per_org"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.organization} ({self.role})"
+
+
+class ApiKey(models.Model):
+    """A bearer key issued to a member; it acts as that member inside this one organization.
+
+    Only a SHA-256 of the key is stored; the key itself is shown once, at creation. ``prefix``
+    (the first characters) lets a person recognise a key in a list without revealing it.
+    """
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="api_keys")
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16)
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            # The settings page lists an organization's keys, newest first.
+            models.Index(fields=["organization", "-created_at"], name="apikey_org_created_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+

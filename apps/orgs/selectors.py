@@ -1,0 +1,45 @@
+"""Reads of organizations, memberships and API keys, scoped to what the caller may see."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from .models import ApiKey, Membership, Organization, User
+from .permissions import MEMBERS_MANAGE, has_org_permission
+
+
+def organizations_for_user(user: User) -> QuerySet[Organization]:
+    """The organizations a person belongs to. App admins see every organization."""
+    if not user.is_authenticated:
+        return Organization.objects.none()
+    if user.is_superuser:
+        return Organization.objects.all()
+    return Organization.objects.filter(memberships__user=user)
+
+
+def organization_for_user(user: User, organization_id) -> Organization | None:
+    """The organization with that id if the person may act in it, else None (never a hint)."""
+    try:
+        organization_id = int(organization_id)
+    except (TypeError, ValueError):
+        return None
+    return organizations_for_user(user).filter(pk=organization_id).first()
+
+
+def default_organization_for_user(user: User) -> Organization | None:
+    membership = Membership.objects.filter(user=user).select_related("organization").order_by("created_at").first()
+    if membership is not None:
+        return membership.organization
+    return organizations_for_user(user).order_by("pk").first()
+
+
+def memberships_for(organization: Organization) -> QuerySet[Membership]:
+    return Membership.objects.filter(organization=organization).select_related("user").order_by("user__email")
+
+
+def api_keys_visible_to(user: User, organization: Organization) -> QuerySet[ApiKey]:
+    """A person sees their own keys; members:manage sees every key of the organization."""
+    keys = ApiKey.objects.filter(organization=organization).select_related("user")
+    if has_org_permission(user, organization, MEMBERS_MANAGE):
+        return keys
+    return keys.filter(user=user)

@@ -1,0 +1,276 @@
+"""Every write to organizations, memberships and API keys. Each names its actor and is audited
+in the same transaction, so an entry that cannot be written rolls the change back."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from apps.audit.services import record_audit
+
+from .choices import Role
+from .models import ApiKey, Membership, Organization, User
+from .permissions import BUDGETS_MANAGE, MEMBERS_MANAGE, SETTINGS_MANAGE, has_org_permission
+
+API_KEY_PREFIX = "aos_"
+
+
+def _require(actor: User | None, organization: Organization, permission: str) -> None:
+    # A None actor is an operator's shell command (bootstrap, create-org): trusted by the host.
+    if actor is not None and not has_org_permission(actor, organization, permission):
+        raise PermissionDenied(f"{permission} is required")
+
+
+def _unique_slug(name: str) -> str:
+    base = slugify(name)[:60] or "org"
+    slug, n = base, 2
+    while Organization.objects.filter(slug=slug).exists():
+        slug, n = f"{base}-{n}", n + 1
+    return slug
+
+
+@transaction.atomic
+def organization_create(*, actor: User | None, name: str, owner: User, slug: str | None = None) -> Organization:
+    """Create an organization with its owner.
+
+    The monthly cap is copied from DEFAULT_ORG_MONTHLY_BUDGET_USD now and never again: changing
+    the setting later leaves existing organizations alone (an empty setting means uncapped).
+    """
+    organization = Organization.objects.create(
+        name=name,
+        slug=slug or _unique_slug(name),
+        monthly_budget_usd=settings.DEFAULT_ORG_MONTHLY_BUDGET_USD,
+    )
+    Membership.objects.create(organization=organization, user=owner, role=Role.OWNER)
+    record_audit(
+        actor=actor,
+        organization=organization,
+        action="org.create" if actor else "org.create.shell",
+        subject=organization,
+        details={"name": name, "owner_user_id": owner.pk, "monthly_budget_usd": _money(organization.monthly_budget_usd)},
+    )
+    _run_setup_hooks(organization, owner)
+    return organization
+
+
+# Higher layers (agents: the AgenticOS template agent) register here to give an organization
+# what it starts with; orgs is a leaf and imports none of them (STYLE.md, "Which way the imports
+# point"). Hooks run on creation and again at every bootstrap, so they must be idempotent.
+_ORGANIZATION_SETUP_HOOKS: list = []
+
+
+def on_organization_setup(hook) -> None:
+    if hook not in _ORGANIZATION_SETUP_HOOKS:
+        _ORGANIZATION_SETUP_HOOKS.append(hook)
+
+
+def _run_setup_hooks(organization: Organization, owner: User) -> None:
+    for hook in _ORGANIZATION_SETUP_HOOKS:
+        hook(organization=organization, owner=owner)
+
+
+def _money(value: Decimal | None) -> str | None:
+    return None if value is None else str(value)
+
+
+@transaction.atomic
+def organization_update(
+    *, actor: User, organization: Organization, name: str | None = None,
+    monthly_budget_usd: Decimal | None | object = ..., chat_may_waive_approvals: bool | None = None,
+) -> Organization:
+    """Change the organization's settings; each field is gated by its own permission."""
+    organization = Organization.objects.select_for_update().get(pk=organization.pk)
+    changed: dict[str, dict] = {}
+    if name is not None and name != organization.name:
+        _require(actor, organization, SETTINGS_MANAGE)
+        changed["name"] = {"from": organization.name, "to": name}
+        organization.name = name
+    if monthly_budget_usd is not ... and monthly_budget_usd != organization.monthly_budget_usd:
+        _require(actor, organization, BUDGETS_MANAGE)
+        if monthly_budget_usd is not None and monthly_budget_usd < 0:
+            raise ValidationError({"monthly_budget_usd": "must be zero or more, or empty for no cap"})
+        changed["monthly_budget_usd"] = {
+            "from": _money(organization.monthly_budget_usd), "to": _money(monthly_budget_usd)
+        }
+        organization.monthly_budget_usd = monthly_budget_usd
+    if chat_may_waive_approvals is not None and chat_may_waive_approvals != organization.chat_may_waive_approvals:
+        # Seed 003: the switch is changed by someone with approvals:decide.
+        _require(actor, organization, "approvals:decide")
+        changed["chat_may_waive_approvals"] = {
+            "from": organization.chat_may_waive_approvals, "to": chat_may_waive_approvals
+        }
+        organization.chat_may_waive_approvals = chat_may_waive_approvals
+    if changed:
+        organization.save(update_fields=[*changed])
+        action = "budget.change" if list(changed) == ["monthly_budget_usd"] else "org.update"
+        record_audit(actor=actor, organization=organization, action=action, subject=organization, details=changed)
+    return organization
+
+
+@transaction.atomic
+def membership_add(*, actor: User | None, organization: Organization, email: str, role: str) -> Membership:
+    """Invite a person by email: an existing account joins; a new one is created without a
+    password and gets a link to set one (views send it)."""
+    _require(actor, organization, MEMBERS_MANAGE)
+    if role not in Role.values:
+        raise ValidationError({"role": f"must be one of {', '.join(Role.values)}"})
+    _guard_owner_grant(actor, organization, role)
+    email = email.strip().lower()
+    user = User.objects.filter(email__iexact=email).first()
+    if user is None:
+        user = User.objects.create_user(email=email, password=None)
+    if Membership.objects.filter(organization=organization, user=user).exists():
+        raise ValidationError({"email": f"{email} is already a member of {organization.name}"})
+    membership = Membership.objects.create(organization=organization, user=user, role=role)
+    record_audit(
+        actor=actor, organization=organization, action="membership.add", subject=membership,
+        details={"user_id": user.pk, "email": email, "role": role},
+    )
+    return membership
+
+
+def _guard_owner_grant(actor: User | None, organization: Organization, role: str) -> None:
+    # Only an owner (or an app admin, or the shell) makes another owner: an admin who could
+    # promote themselves to owner would hold the one role that cannot be taken back from them.
+    if role == Role.OWNER and actor is not None and not actor.is_superuser:
+        if organization.role_of(actor) != Role.OWNER:
+            raise PermissionDenied("only an owner can grant the owner role")
+
+
+def _guard_last_owner(membership: Membership) -> None:
+    if membership.role != Role.OWNER:
+        return
+    owners = Membership.objects.select_for_update().filter(organization_id=membership.organization_id, role=Role.OWNER)
+    if owners.count() <= 1:
+        raise ValidationError({"role": "an organization keeps at least one owner"})
+
+
+@transaction.atomic
+def membership_change_role(*, actor: User, membership: Membership, role: str) -> Membership:
+    organization = membership.organization
+    _require(actor, organization, MEMBERS_MANAGE)
+    if role not in Role.values:
+        raise ValidationError({"role": f"must be one of {', '.join(Role.values)}"})
+    if role == membership.role:
+        return membership
+    _guard_owner_grant(actor, organization, role)
+    if membership.role == Role.OWNER:
+        _guard_owner_grant(actor, organization, Role.OWNER)
+        _guard_last_owner(membership)
+    previous = membership.role
+    membership.role = role
+    membership.save(update_fields=["role"])
+    record_audit(
+        actor=actor, organization=organization, action="membership.role_change", subject=membership,
+        details={"user_id": membership.user_id, "from": previous, "to": role},
+    )
+    return membership
+
+
+@transaction.atomic
+def membership_remove(*, actor: User, membership: Membership) -> None:
+    organization = membership.organization
+    _require(actor, organization, MEMBERS_MANAGE)
+    if membership.role == Role.OWNER:
+        _guard_owner_grant(actor, organization, Role.OWNER)
+        _guard_last_owner(membership)
+    record_audit(
+        actor=actor, organization=organization, action="membership.remove", subject=membership,
+        details={"user_id": membership.user_id, "role": membership.role},
+    )
+    # A removed person's keys stop working with their membership.
+    ApiKey.objects.filter(organization=organization, user_id=membership.user_id, revoked_at__isnull=True).update(
+        revoked_at=timezone.now()
+    )
+    membership.delete()
+
+
+def hash_api_key(raw_key: str) -> str:
+    return hashlib.sha256(raw_key.encode()).hexdigest()
+
+
+@transaction.atomic
+def api_key_create(*, actor: User | None, organization: Organization, user: User, name: str) -> tuple[ApiKey, str]:
+    """Issue a key for `user` in `organization`; returns the row and the key, shown this once.
+
+    A person issues keys for themselves; issuing one for someone else takes members:manage.
+    """
+    if actor is not None and actor.pk != user.pk:
+        _require(actor, organization, MEMBERS_MANAGE)
+    if organization.role_of(user) is None:
+        raise ValidationError({"user": f"{user.email} is not a member of {organization.name}"})
+    raw_key = API_KEY_PREFIX + secrets.token_urlsafe(32)
+    api_key = ApiKey.objects.create(
+        organization=organization, user=user, name=name or "API key",
+        prefix=raw_key[: len(API_KEY_PREFIX) + 6], key_hash=hash_api_key(raw_key),
+    )
+    record_audit(
+        actor=actor, organization=organization,
+        action="api_key.create" if actor else "api_key.create.shell",
+        subject=api_key, details={"user_id": user.pk, "name": api_key.name, "prefix": api_key.prefix},
+    )
+    return api_key, raw_key
+
+
+@transaction.atomic
+def api_key_revoke(*, actor: User, api_key: ApiKey) -> ApiKey:
+    if actor.pk != api_key.user_id:
+        _require(actor, api_key.organization, MEMBERS_MANAGE)
+    claimed = ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    if claimed:
+        api_key.refresh_from_db(fields=["revoked_at"])
+        record_audit(
+            actor=actor, organization=api_key.organization, action="api_key.revoke", subject=api_key,
+            details={"user_id": api_key.user_id, "prefix": api_key.prefix},
+        )
+    return api_key
+
+
+def api_key_authenticate(raw_key: str) -> ApiKey | None:
+    """The active key matching `raw_key`, with `last_used_at` stamped; None otherwise."""
+    api_key = (
+        ApiKey.objects.select_related("user", "organization")
+        .filter(key_hash=hash_api_key(raw_key), revoked_at__isnull=True, user__is_active=True)
+        .first()
+    )
+    if api_key is None:
+        return None
+    # Still a member? A key outlives nothing its issuer lost.
+    if api_key.organization.role_of(api_key.user) is None and not api_key.user.is_superuser:
+        return None
+    now = timezone.now()
+    ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+    api_key.last_used_at = now
+    return api_key
+
+
+@transaction.atomic
+def bootstrap(*, org_name: str, admin_email: str, admin_password: str | None) -> tuple[Organization, User, str | None]:
+    """Create the first organization and its owner; idempotent.
+
+    Returns the organization, the owner and the generated password (None when it was given or
+    the owner already existed, so a password is printed once, on the first boot only).
+    """
+    generated = None
+    owner = User.objects.filter(email__iexact=admin_email).first()
+    if owner is None:
+        if admin_password is None:
+            generated = admin_password = secrets.token_urlsafe(12)
+        owner = User.objects.create_superuser(email=admin_email, password=admin_password)
+    slug = slugify(org_name) or "default"
+    organization = Organization.objects.filter(slug=slug).first()
+    if organization is None:
+        organization = organization_create(actor=None, name=org_name, owner=owner, slug=slug)
+    else:
+        if organization.role_of(owner) is None:
+            Membership.objects.create(organization=organization, user=owner, role=Role.OWNER)
+        _run_setup_hooks(organization, owner)
+    return organization, owner, generated
+
