@@ -26,7 +26,13 @@ install-dev: $(VENV)/.dev-installed
 run: install
 	$(BIN)/agenticos up
 
-test: install-dev
+# The browser tests drive Debian's Chromium; install it when missing (needs root).
+browser:
+	@test -x /usr/bin/chromium || (command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] \
+	  && apt-get install -y -qq chromium >/dev/null) \
+	  || { echo "make test needs /usr/bin/chromium: apt-get install -y chromium"; exit 1; }
+
+test: install-dev browser
 	$(BIN)/agenticos test
 
 bench: install-dev

@@ -7,4 +7,10 @@ urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(permission_classes=[]), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema", permission_classes=[]), name="docs"),
     path("", include("apps.orgs.api.urls")),
+    path("", include("apps.audit.api.urls")),
+    # agents/capabilities must come before the agents router's agents/<pk>/.
+    path("", include("apps.capabilities.api.urls")),
+    path("", include("apps.agents.api.urls")),
+    path("", include("apps.runs.api.urls")),
+    path("", include("apps.spend.api.urls")),
 ]

@@ -84,6 +84,10 @@ INSTALLED_APPS = [
     "apps.orgs",
     "apps.audit",
     "apps.capabilities",
+    "apps.vault",
+    "apps.agents",
+    "apps.spend",
+    "apps.runs",
     "apps.console",
 ]
 

@@ -67,7 +67,7 @@ def env_optional_decimal(name: str, default: Decimal | None) -> Decimal | None:
         number = Decimal(value)
     except InvalidOperation:
         raise ImproperlyConfigured(f"{name} must be a number or empty, got {value!r}") from None
-    if number < 0 or not number.is_finite():
+    if not number.is_finite() or number < 0:
         raise ImproperlyConfigured(f"{name} must be a non-negative number, got {value!r}")
     return number
 

@@ -6,6 +6,8 @@ from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import Max, Min
 
+from apps.orgs.models import Organization
+
 from .exports import AUDIT_TABLE, build_export
 from .models import AuditEntry, ImpersonationSession
 from .selectors import Window
@@ -42,7 +44,7 @@ def _export(modeladmin, request, queryset, fmt: str):
     # its auditors see that an app admin took it; a mixed selection goes to the deployment chain.
     organization = None
     if len(organization_ids) == 1 and organization_ids[0] is not None:
-        organization = AuditEntry.organization.field.related_model.objects.filter(pk=organization_ids[0]).first()
+        organization = Organization.objects.filter(pk=organization_ids[0]).first()
     filters = {key: request.GET.getlist(key) for key in request.GET if key not in ("o", "p")}
     filters["organization_ids"] = organization_ids
     try:
@@ -57,7 +59,9 @@ def _export(modeladmin, request, queryset, fmt: str):
             surface="admin",
         )
     except ValidationError as error:
-        modeladmin.message_user(request, "Not exported: " + " ".join(error.messages), messages.ERROR)
+        modeladmin.message_user(
+            request, "Not exported: " + " ".join(error.messages), messages.ERROR
+        )
         return None
     return result.response()
 
@@ -112,11 +116,11 @@ class AuditEntryAdmin(ReadOnlyAdmin):
     def get_queryset(self, request):
         # The change list never needs the details JSON; the detail page reads it.
         queryset = super().get_queryset(request)
-        return queryset.defer("details") if request.resolver_match.url_name.endswith("changelist") else queryset
-
-    def get_actions(self, request):
-        # has_delete_permission is False, so "delete selected" is already gone; keep only ours.
-        return super().get_actions(request)
+        return (
+            queryset.defer("details")
+            if request.resolver_match.url_name.endswith("changelist")
+            else queryset
+        )
 
 
 @admin.register(ImpersonationSession)

@@ -13,3 +13,6 @@ class AuditConfig(AppConfig):
     label = "audit"
     default_auto_field = "django.db.models.BigAutoField"
     verbose_name = "Audit"
+
+    def ready(self) -> None:
+        from . import checks  # noqa: F401  (registers the system checks)

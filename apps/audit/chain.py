@@ -58,7 +58,12 @@ def canonical_json_value(value: Any) -> Any:
 
 
 def format_timestamp(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    if moment.utcoffset() is None:
+        raise ValueError("audit timestamps must be timezone-aware")
+    if moment.tzinfo is not UTC:
+        moment = moment.astimezone(UTC)
+    # isoformat is several times faster than strftime, and audit-verify calls this per entry.
+    return moment.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def format_ip(address: str | None) -> str | None:

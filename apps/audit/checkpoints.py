@@ -104,9 +104,13 @@ def read(chain: str) -> Checkpoint | None:
     except (ValueError, KeyError, TypeError) as error:
         raise CheckpointInvalid(f"{path.name}: unreadable checkpoint ({error})") from None
     if not hmac.compare_digest(str(signature), sign(checkpoint)):
-        raise CheckpointInvalid(f"{path.name}: signature does not match (edited, or signed with another key)")
+        raise CheckpointInvalid(
+            f"{path.name}: signature does not match (edited, or signed with another key)"
+        )
     if checkpoint.chain != chain:
-        raise CheckpointInvalid(f"{path.name}: signed for chain {checkpoint.chain!r}, not {chain!r}")
+        raise CheckpointInvalid(
+            f"{path.name}: signed for chain {checkpoint.chain!r}, not {chain!r}"
+        )
     return checkpoint
 
 
@@ -155,7 +159,9 @@ def write(checkpoint: Checkpoint) -> bool:
     return True
 
 
-def make(*, chain: str, length: int, head_hash: str, head_entry_id: int | None, at: datetime) -> Checkpoint:
+def make(
+    *, chain: str, length: int, head_hash: str, head_entry_id: int | None, at: datetime
+) -> Checkpoint:
     return Checkpoint(
         chain=chain,
         length=length,

@@ -11,7 +11,9 @@ from contextvars import ContextVar
 from typing import Any
 
 # The app admin acting as `request.user` during an impersonation, or None.
-current_impersonator: ContextVar[Any | None] = ContextVar("audit_current_impersonator", default=None)
+current_impersonator: ContextVar[Any | None] = ContextVar(
+    "audit_current_impersonator", default=None
+)
 # The id of the ImpersonationSession row in force, or None.
 current_impersonation_id: ContextVar[int | None] = ContextVar(
     "audit_current_impersonation_id", default=None

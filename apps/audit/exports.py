@@ -105,7 +105,9 @@ def csv_cell(value: Any) -> str:
         return value.isoformat()
     if isinstance(value, dict | list):
         # Seed 003: details flattened to a JSON string in the CSV cell.
-        return neutralise_cell(json.dumps(value, cls=DjangoJSONEncoder, sort_keys=True, ensure_ascii=False))
+        return neutralise_cell(
+            json.dumps(value, cls=DjangoJSONEncoder, sort_keys=True, ensure_ascii=False)
+        )
     return neutralise_cell(str(value))
 
 
@@ -120,7 +122,11 @@ def render_csv(columns: Sequence[str], rows: list[dict[str, Any]]) -> bytes:
 
 def render_jsonl(columns: Sequence[str], rows: list[dict[str, Any]]) -> bytes:
     lines = [
-        json.dumps({column: row.get(column) for column in columns}, cls=DjangoJSONEncoder, ensure_ascii=False)
+        json.dumps(
+            {column: row.get(column) for column in columns},
+            cls=DjangoJSONEncoder,
+            ensure_ascii=False,
+        )
         for row in rows
     ]
     return ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8")
@@ -146,11 +152,19 @@ class ExportResult:
 def _check_request(table: ExportTable, window: Window, fmt: str) -> None:
     if fmt not in table.formats:
         offered = ", ".join(table.formats)
-        raise ExportRefused({"fmt": [f"the {table.name} export is offered as {offered}, not {fmt!r}"]})
-    if not window.complete:
-        missing = [end for end, value in (("from", window.start), ("to", window.end)) if value is None]
         raise ExportRefused(
-            {"window": [f"an export needs both ends of the date range; missing: {', '.join(missing)}"]}
+            {"fmt": [f"the {table.name} export is offered as {offered}, not {fmt!r}"]}
+        )
+    if not window.complete:
+        missing = [
+            end for end, value in (("from", window.start), ("to", window.end)) if value is None
+        ]
+        raise ExportRefused(
+            {
+                "window": [
+                    f"an export needs both ends of the date range; missing: {', '.join(missing)}"
+                ]
+            }
         )
 
 
@@ -185,7 +199,9 @@ def build_export(
             actor=actor,
             organization=organization,
             action=f"{table.name}.export",
-            subject=organization if organization is not None else ("deployment", "deployment", "deployment"),
+            subject=organization
+            if organization is not None
+            else ("deployment", "deployment", "deployment"),
             details={
                 "window": window.as_details(),
                 "filters": filters,

@@ -34,8 +34,9 @@ class ImpersonationRefused(PermissionDenied):
     """Raised for a request that impersonation may not make (a 403)."""
 
 
-def impersonation_start(*, admin, target, session, reason: str = "",
-                        duration: timedelta = MAX_IMPERSONATION) -> ImpersonationSession:
+def impersonation_start(
+    *, admin, target, session, reason: str = "", duration: timedelta = MAX_IMPERSONATION
+) -> ImpersonationSession:
     """Begin acting as `target` in the admin's browser `session`; writes the start entry."""
     if not (admin.is_authenticated and admin.is_active and admin.is_superuser):
         raise ImpersonationRefused("only an app admin may act as another account")
@@ -92,13 +93,18 @@ def impersonation_stop(*, admin, session) -> ImpersonationSession | None:
         ).update(ended_at=now)
         if claimed != 1:
             return None
-        impersonation = ImpersonationSession.objects.select_related("target").get(pk=impersonation_id)
+        impersonation = ImpersonationSession.objects.select_related("target").get(
+            pk=impersonation_id
+        )
         record_audit(
             actor=admin,
             organization=None,
             action=ACTION_ENDED,
             subject=impersonation.target,
-            details={"impersonation_id": impersonation.pk, "target_user_id": impersonation.target_id},
+            details={
+                "impersonation_id": impersonation.pk,
+                "target_user_id": impersonation.target_id,
+            },
             impersonator=None,
         )
     return impersonation
@@ -111,7 +117,11 @@ def active_impersonation(*, session, real_user) -> ImpersonationSession | None:
         return None
     impersonation = (
         ImpersonationSession.objects.select_related("target", "impersonator")
-        .filter(pk=impersonation_id, impersonator_id=getattr(real_user, "pk", None), ended_at__isnull=True)
+        .filter(
+            pk=impersonation_id,
+            impersonator_id=getattr(real_user, "pk", None),
+            ended_at__isnull=True,
+        )
         .first()
     )
     still_allowed = (
@@ -129,7 +139,9 @@ def active_impersonation(*, session, real_user) -> ImpersonationSession | None:
 
 
 def is_impersonating(request) -> bool:
-    return getattr(request, "impersonator", None) is not None or current_impersonator.get() is not None
+    return (
+        getattr(request, "impersonator", None) is not None or current_impersonator.get() is not None
+    )
 
 
 def refuse_while_impersonating(request) -> None:

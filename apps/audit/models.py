@@ -82,15 +82,21 @@ class AuditEntry(models.Model):
         verbose_name_plural = "audit entries"
         constraints = [
             # Two writers can never fork a chain: the second insert of a position fails.
-            models.UniqueConstraint(fields=["chain", "sequence"], name="audit_entry_chain_position"),
+            models.UniqueConstraint(
+                fields=["chain", "sequence"], name="audit_entry_chain_position"
+            ),
         ]
         indexes = [
             # GET /audit, the console page and every export: one organization, a time window.
             models.Index(fields=["organization", "created_at"], name="audit_org_created_idx"),
             # The action filter within an organization.
-            models.Index(fields=["organization", "action", "created_at"], name="audit_org_action_idx"),
+            models.Index(
+                fields=["organization", "action", "created_at"], name="audit_org_action_idx"
+            ),
             # The actor filter within an organization.
-            models.Index(fields=["organization", "actor", "created_at"], name="audit_org_actor_idx"),
+            models.Index(
+                fields=["organization", "actor", "created_at"], name="audit_org_actor_idx"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -76,18 +76,18 @@ class Window:
 def _moment(raw: str, *, end_of_day: bool) -> datetime | None:
     raw = raw.strip()
     try:
-        moment = parse_datetime(raw)
-        if moment is None:
-            day = parse_date(raw)
-            if day is None:
-                return None
+        # A bare date first: parse_datetime would read "2025-01-31" as its midnight.
+        day = parse_date(raw)
+        if day is not None:
             if end_of_day:
-                moment = datetime.combine(day + timedelta(days=1), time.min) - timedelta(microseconds=1)
-            else:
-                moment = datetime.combine(day, time.min)
+                return datetime.combine(day + timedelta(days=1), time.min, tzinfo=UTC) - timedelta(
+                    microseconds=1
+                )
+            return datetime.combine(day, time.min, tzinfo=UTC)
+        moment = parse_datetime(raw)
     except ValueError:
         return None
-    if timezone.is_naive(moment):
+    if moment is not None and timezone.is_naive(moment):
         moment = timezone.make_aware(moment, UTC)
     return moment
 

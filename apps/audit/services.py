@@ -90,7 +90,12 @@ def record_audit(
         raise ValueError("an audit entry needs an action name")
     subject_type, subject_id, subject_label = _subject_fields(subject)
     actor = _person(actor, "actor")
-    impersonator = _person(impersonator if impersonator is not None else current_impersonator.get(), "impersonator")
+    impersonator = _person(
+        impersonator if impersonator is not None else current_impersonator.get(), "impersonator"
+    )
+    if impersonator is not None and actor is not None and impersonator.pk == actor.pk:
+        # The admin acting as themselves (ending an impersonation, say) impersonates no one.
+        impersonator = None
     organization_id = None if organization is None else organization.pk
     if organization is not None and organization_id is None:
         raise ValueError("cannot audit into an unsaved organization")

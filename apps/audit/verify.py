@@ -42,7 +42,9 @@ class ChainReport:
     def ok(self) -> bool:
         return self.problem is None
 
-    def fail(self, problem: str, *, entry_id: int | None = None, sequence: int | None = None) -> None:
+    def fail(
+        self, problem: str, *, entry_id: int | None = None, sequence: int | None = None
+    ) -> None:
         if self.problem is None:
             self.problem, self.bad_entry_id, self.bad_sequence = problem, entry_id, sequence
 
@@ -64,7 +66,11 @@ def _walk(report: ChainReport, rows: Iterable[tuple], *, expected: int, prev_has
         values = dict(zip(_COLUMNS, row, strict=True))
         entry_id, sequence, stored = values["id"], values["sequence"], values["entry_hash"]
         if sequence != expected:
-            missing = f"sequence {expected}" if sequence == expected + 1 else f"sequences {expected}–{sequence - 1}"
+            missing = (
+                f"sequence {expected}"
+                if sequence == expected + 1
+                else f"sequences {expected}–{sequence - 1}"
+            )
             report.fail(
                 f"entry #{entry_id} (sequence {sequence}) follows a gap: {missing} missing "
                 "(deleted from the middle of the chain)",
@@ -87,7 +93,11 @@ def _walk(report: ChainReport, rows: Iterable[tuple], *, expected: int, prev_has
                 sequence=sequence,
             )
             return
-        if checkpoint is not None and sequence == checkpoint.length and stored != checkpoint.head_hash:
+        if (
+            checkpoint is not None
+            and sequence == checkpoint.length
+            and stored != checkpoint.head_hash
+        ):
             report.fail(
                 f"entry #{entry_id} (sequence {sequence}) differs from the checkpoint written "
                 f"{checkpoint.written_at} (the chain was re-forged from here or earlier)",
@@ -126,7 +136,9 @@ def _load_checkpoint(report: ChainReport) -> None:
         report.fail(f"checkpoint not trusted: {error}")
         return
     if report.checkpoint is None:
-        report.notes.append("no checkpoint yet: trimming the newest entries is not detectable before the first one")
+        report.notes.append(
+            "no checkpoint yet: trimming the newest entries is not detectable before the first one"
+        )
 
 
 def _rows(chain: str, *, after: int = 0):
@@ -194,8 +206,17 @@ def verify_chain_since_checkpoint(chain: str) -> ChainReport:
                 sequence=checkpoint.length,
             )
             return report
-        report.length, report.head_hash, report.head_entry_id = checkpoint.length, anchor_hash, anchor_id
-        _walk(report, _rows(chain, after=checkpoint.length), expected=checkpoint.length + 1, prev_hash=anchor_hash)
+        report.length, report.head_hash, report.head_entry_id = (
+            checkpoint.length,
+            anchor_hash,
+            anchor_id,
+        )
+        _walk(
+            report,
+            _rows(chain, after=checkpoint.length),
+            expected=checkpoint.length + 1,
+            prev_hash=anchor_hash,
+        )
     return report
 
 

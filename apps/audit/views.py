@@ -44,13 +44,17 @@ def audit_log(request):
     try:
         filters = parse_audit_filters(request.GET)
     except ValidationError as error:
-        messages.error(request, "Filters ignored: " + "; ".join(
-            f"{field}: {' '.join(problems)}" for field, problems in error.message_dict.items()
-        ))
+        messages.error(
+            request,
+            "Filters ignored: "
+            + "; ".join(
+                f"{field}: {' '.join(problems)}" for field, problems in error.message_dict.items()
+            ),
+        )
         filters = AuditFilters()
-    page = Paginator(filters.apply(entries).order_by("-created_at", "-sequence"), PAGE_SIZE).get_page(
-        request.GET.get("page")
-    )
+    page = Paginator(
+        filters.apply(entries).order_by("-created_at", "-sequence"), PAGE_SIZE
+    ).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     return render(
@@ -72,7 +76,9 @@ def audit_log(request):
 def audit_download(request):
     organization = _readable_organization(request)
     try:
-        result = audit_export(user=request.user, organization=organization, params=request.GET, surface="console")
+        result = audit_export(
+            user=request.user, organization=organization, params=request.GET, surface="console"
+        )
     except ValidationError as error:
         messages.error(request, "Not exported: " + " ".join(error.messages))
         query = request.GET.copy()
@@ -98,7 +104,10 @@ def impersonation_start_view(request):
         else:
             try:
                 impersonation = impersonation_start(
-                    admin=admin, target=target, session=request.session, reason=form.cleaned_data["reason"]
+                    admin=admin,
+                    target=target,
+                    session=request.session,
+                    reason=form.cleaned_data["reason"],
                 )
             except ImpersonationRefused as refused:
                 form.add_error(None, str(refused))
@@ -118,5 +127,7 @@ def impersonation_stop_view(request):
     admin = getattr(request, "impersonator", None) or request.user
     ended = impersonation_stop(admin=admin, session=request.session)
     if ended is not None:
-        messages.success(request, f"You are yourself again; the impersonation of {ended.target.email} ended.")
+        messages.success(
+            request, f"You are yourself again; the impersonation of {ended.target.email} ended."
+        )
     return redirect("console:dashboard")

@@ -37,7 +37,9 @@ def render_tool_text(summary: str, returns: str) -> str:
     summary, returns = _clean(summary), _clean(returns)
     if not summary or not returns:
         raise ValueError("a tool description needs both a summary and a returns description")
-    return f"<summary>{summary}</summary>\n<returns>\n<description>{returns}</description>\n</returns>"
+    return (
+        f"<summary>{summary}</summary>\n<returns>\n<description>{returns}</description>\n</returns>"
+    )
 
 
 def compose_summary(*, does: str, when: str, args: Mapping[str, str]) -> str:

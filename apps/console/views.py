@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.forms import PasswordResetForm
+from django.contrib.auth.tokens import default_token_generator
+from django.core.mail import send_mail
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
 from django.views.decorators.http import require_POST
 
 from apps.orgs import permissions as perms
@@ -94,7 +98,7 @@ def members(request):
             messages.error(request, _error_text(error) if isinstance(error, ValidationError) else str(error))
         else:
             if not membership.user.has_usable_password():
-                _send_set_password_email(request, membership.user.email)
+                _send_invitation(request, membership.user, organization)
             messages.success(request, f"{membership.user.email} joined as {membership.get_role_display()}.")
             return redirect("console:members")
     return render(
@@ -104,12 +108,19 @@ def members(request):
     )
 
 
-def _send_set_password_email(request, email: str) -> None:
-    reset = PasswordResetForm({"email": email})
-    if reset.is_valid():
-        reset.save(request=request, use_https=request.is_secure(),
-                   subject_template_name="console/invite_subject.txt",
-                   email_template_name="console/invite_email.txt")
+def _send_invitation(request, user, organization) -> None:
+    """Email a new account a link to set its password (Django's reset-token machinery; the
+    reset form itself skips accounts without a usable password, so it is not used here)."""
+    context = {
+        "email": user.email,
+        "organization": organization.name,
+        "protocol": "https" if request.is_secure() else "http",
+        "domain": request.get_host(),
+        "uid": urlsafe_base64_encode(force_bytes(user.pk)),
+        "token": default_token_generator.make_token(user),
+    }
+    subject = render_to_string("console/invite_subject.txt", context).strip()
+    send_mail(subject, render_to_string("console/invite_email.txt", context), None, [user.email])
 
 
 @login_required

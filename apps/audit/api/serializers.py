@@ -9,10 +9,15 @@ class AuditEntrySerializer(serializers.Serializer):
     id = serializers.IntegerField()
     created_at = serializers.DateTimeField()
     action = serializers.CharField()
-    actor_user_id = serializers.IntegerField(allow_null=True, help_text="Null: the approval sweep or an operator's shell command.")
-    actor_email = serializers.EmailField(allow_null=True, help_text="The actor's email when the entry was written.")
+    actor_user_id = serializers.IntegerField(
+        allow_null=True, help_text="Null: the approval sweep or an operator's shell command."
+    )
+    actor_email = serializers.EmailField(
+        allow_null=True, help_text="The actor's email when the entry was written."
+    )
     impersonator_user_id = serializers.IntegerField(
-        allow_null=True, help_text="The app admin acting as the actor, when the action was impersonated."
+        allow_null=True,
+        help_text="The app admin acting as the actor, when the action was impersonated.",
     )
     organization_id = serializers.IntegerField(allow_null=True)
     subject_type = serializers.CharField()

@@ -17,8 +17,14 @@ from .serializers import AuditEntrySerializer
 FILTER_PARAMETERS = [
     OpenApiParameter("action", str, many=True, description="Only these actions (repeatable)."),
     OpenApiParameter("actor_user_id", int, description="Only entries whose actor is this user."),
-    OpenApiParameter("created_from", OpenApiTypes.DATETIME, description="From this date or date-time, inclusive."),
-    OpenApiParameter("created_to", OpenApiTypes.DATETIME, description="Up to this date (the whole day) or date-time, inclusive."),
+    OpenApiParameter(
+        "created_from", OpenApiTypes.DATETIME, description="From this date or date-time, inclusive."
+    ),
+    OpenApiParameter(
+        "created_to",
+        OpenApiTypes.DATETIME,
+        description="Up to this date (the whole day) or date-time, inclusive.",
+    ),
 ]
 
 
@@ -61,12 +67,20 @@ class AuditExportView(APIView):
     @extend_schema(
         parameters=[
             *FILTER_PARAMETERS,
-            OpenApiParameter("fmt", str, enum=["csv", "jsonl"], description="File format; csv by default."),
+            OpenApiParameter(
+                "fmt", str, enum=["csv", "jsonl"], description="File format; csv by default."
+            ),
         ],
-        responses={(200, "text/csv"): OpenApiTypes.BINARY, (200, "application/x-ndjson"): OpenApiTypes.BINARY},
+        responses={
+            (200, "text/csv"): OpenApiTypes.BINARY,
+            (200, "application/x-ndjson"): OpenApiTypes.BINARY,
+        },
     )
     def get(self, request):
         result = audit_export(
-            user=request.user, organization=request.organization, params=request.query_params, surface="api"
+            user=request.user,
+            organization=request.organization,
+            params=request.query_params,
+            surface="api",
         )
         return result.response()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from ..conditions import Predicate
 from ..registry import KeyRequirement, VoiceMode, register, tool
@@ -15,7 +15,7 @@ from ..schema import CapabilityConfig, setting
 
 
 class CodeExecutionConfig(CapabilityConfig):
-    """Calculations limits (seed 000, Cálculos): per agent, bounded, not open-ended."""
+    """Calculations limits: per agent, bounded, not open-ended."""
 
     timeout_secs: float = setting(
         10, gt=0, le=120, description="Wall-clock seconds a program may run."
@@ -74,7 +74,7 @@ register(
 
 
 class SandboxConfig(CapabilityConfig):
-    """Sandbox settings (seed 000, Sandbox). The backend is infrastructure; the session scope
+    """Sandbox settings. The backend is infrastructure; the session scope
     is a data-sharing policy — getting it wrong shows one person another's files."""
 
     backend: Literal["state", "service"] = setting(
@@ -393,7 +393,7 @@ register(
 
 
 class ImageGenerationConfig(CapabilityConfig):
-    """Image generation settings (seed 000, Generación de imágenes). Unset settings take the
+    """Image generation settings. Unset settings take the
     provider's own default, so switching the capability on is enough to generate."""
 
     provider: Literal["openai", "google"] = setting(
@@ -499,14 +499,16 @@ class SpeechVoice(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str = Field(min_length=1, max_length=200, description="A catalog voice, or an ElevenLabs voice id.")
+    id: str = Field(
+        min_length=1, max_length=200, description="A catalog voice, or an ElevenLabs voice id."
+    )
     note: str | None = Field(
         None, max_length=120, description="For an account voice: who it is, in a few words."
     )
 
 
 class TextToSpeechConfig(CapabilityConfig):
-    """Text to speech settings (seed 000, Texto a voz)."""
+    """Text to speech settings."""
 
     provider: Literal["openai", "elevenlabs", "google"] = setting(
         "openai",
@@ -520,6 +522,7 @@ class TextToSpeechConfig(CapabilityConfig):
     )
     voice: str | None = setting(
         None,
+        validate_default=True,
         description=(
             "The agent's default voice; empty uses the model's first. A catalog voice for "
             "OpenAI and Gemini; a voice id of your own library for ElevenLabs (required there)."
@@ -542,17 +545,28 @@ class TextToSpeechConfig(CapabilityConfig):
         5000, ge=1, le=10000, description="The most text one call may speak."
     )
 
-    @model_validator(mode="after")
-    def _provider_rules(self) -> TextToSpeechConfig:
-        if self.provider == "google" and self.output_format == "mp3":
-            raise ValueError("Gemini returns wav only; choose wav or leave output_format empty")
-        if self.provider == "elevenlabs" and not self.voice:
+    @field_validator("voice")
+    @classmethod
+    def _account_voice(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if info.data.get("provider") == "elevenlabs" and not value:
             # ElevenLabs voices belong to the account; the catalog lists none.
             raise ValueError("ElevenLabs needs a voice: a voice id from the account's library")
-        ids = [v.id for v in self.voices]
+        return value
+
+    @field_validator("voices")
+    @classmethod
+    def _unique_voices(cls, value: list[SpeechVoice]) -> list[SpeechVoice]:
+        ids = [v.id for v in value]
         if len(ids) != len(set(ids)):
-            raise ValueError("a voice is listed twice in voices")
-        return self
+            raise ValueError("a voice is listed twice")
+        return value
+
+    @field_validator("output_format")
+    @classmethod
+    def _format_for_provider(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if info.data.get("provider") == "google" and value == "mp3":
+            raise ValueError("Gemini returns wav only; choose wav or leave it empty")
+        return value
 
 
 register(
@@ -605,13 +619,18 @@ _HOST_LABEL_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 
 
 class VideoGenerationConfig(CapabilityConfig):
-    """Video generation settings (seed 000, Generación de vídeo). Settings are defaults the
+    """Video generation settings. Settings are defaults the
     agent may change per clip; max_resolution and max_seconds are the limits."""
 
     provider: Literal["google", "byteplus", "xai", "alibaba"] = setting(
         "google",
         description="The video provider; the binding's key is this provider's.",
-        labels={"google": "Google", "byteplus": "BytePlus", "xai": "xAI", "alibaba": "Alibaba Cloud"},
+        labels={
+            "google": "Google",
+            "byteplus": "BytePlus",
+            "xai": "xAI",
+            "alibaba": "Alibaba Cloud",
+        },
     )
     model: str = setting(
         "gemini-omni-1.1-flash",
@@ -668,25 +687,27 @@ class VideoGenerationConfig(CapabilityConfig):
         600, ge=60, le=1800, advanced=True, description="How long a call waits for its clip."
     )
 
-    @field_validator("alibaba_workspace")
+    @field_validator("seconds", "max_seconds")
     @classmethod
-    def _host_label(cls, value: str | None) -> str | None:
-        if value is not None and not _HOST_LABEL_RE.match(value):
-            raise ValueError("alibaba_workspace must be a single host label (letters, digits, hyphens)")
+    def _duration(cls, value: int | None, info: ValidationInfo) -> int | None:
+        if value is not None and str(info.data.get("model", "")).startswith("gemini-omni"):
+            # Gemini Omni decides its own duration.
+            raise ValueError("refused for Gemini Omni, which decides its own duration")
+        seconds = info.data.get("seconds")
+        if info.field_name == "max_seconds" and value is not None and seconds and seconds > value:
+            raise ValueError("max_seconds cannot be shorter than seconds")
         return value
 
-    @model_validator(mode="after")
-    def _model_rules(self) -> VideoGenerationConfig:
-        if self.model.startswith("gemini-omni"):
-            # Gemini Omni decides its own duration.
-            for name in ("seconds", "max_seconds"):
-                if getattr(self, name) is not None:
-                    raise ValueError(f"{name} is refused for Gemini Omni, which decides its duration")
-        if self.seconds and self.max_seconds and self.seconds > self.max_seconds:
-            raise ValueError("seconds cannot exceed max_seconds")
-        if self.alibaba_workspace and self.provider != "alibaba":
-            raise ValueError("alibaba_workspace applies to the Alibaba provider only")
-        return self
+    @field_validator("alibaba_workspace")
+    @classmethod
+    def _host_label(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return None
+        if info.data.get("provider") != "alibaba":
+            raise ValueError("applies to the Alibaba provider only")
+        if not _HOST_LABEL_RE.match(value):
+            raise ValueError("must be a single host label (letters, digits, hyphens)")
+        return value
 
 
 register(
@@ -744,7 +765,7 @@ register(
 
 
 class CodingAgentConfig(CapabilityConfig):
-    """Coding agent settings (seed 000, Coding agent)."""
+    """Coding agent settings."""
 
     harness: Literal["claude_code", "codex"] = setting(
         "claude_code",
@@ -772,17 +793,23 @@ class CodingAgentConfig(CapabilityConfig):
     )
     timeout_minutes: int = setting(15, ge=1, le=60, description="Minutes per task.")
 
-    @model_validator(mode="after")
-    def _harness_rules(self) -> CodingAgentConfig:
-        if self.harness == "codex":
-            if self.access == "read_only":
-                # Codex's read-only mode is a sandbox of its own that does not start inside the
-                # agent's container.
-                raise ValueError("Codex has no read_only access; choose edit or Claude Code")
-            self.base_url = None
-        elif self.base_url is not None and not self.base_url.startswith("https://"):
+    @field_validator("access")
+    @classmethod
+    def _access_for_harness(cls, value: str, info: ValidationInfo) -> str:
+        if value == "read_only" and info.data.get("harness") == "codex":
+            # Codex's read-only mode is a sandbox of its own that does not start inside the
+            # agent's container.
+            raise ValueError("Codex has no read_only access; choose edit, or Claude Code")
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _gateway(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if info.data.get("harness") == "codex":
+            return None  # seed: dropped when choosing Codex
+        if value is not None and not value.startswith("https://"):
             raise ValueError("base_url must be an https:// address")
-        return self
+        return value
 
 
 register(

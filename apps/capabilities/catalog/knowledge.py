@@ -13,7 +13,7 @@ from ..schema import CapabilityConfig, setting
 
 
 class KnowledgeConfig(CapabilityConfig):
-    """Knowledge search settings (seed 000, Búsqueda de conocimiento)."""
+    """Knowledge search settings."""
 
     default_top_k: int = setting(
         5,
@@ -164,6 +164,7 @@ register(
     scopes=("knowledge:read",),
     voice=VoiceMode.LIVE,
     voice_note="adapted: in a call, skills load as on-demand instructions, without this tool",
+    recommended=True,
     config_model=SkillsConfig,
 )
 
@@ -317,6 +318,7 @@ register(
     ),
     voice=VoiceMode.LIVE,
     voice_note="as is",
+    recommended=True,
     config_model=MemoryFilesConfig,
 )
 
@@ -324,7 +326,7 @@ register(
 
 
 class MemoryMem0Config(CapabilityConfig):
-    """mem0 settings (seed 000, Memoria (mem0))."""
+    """mem0 settings."""
 
     base_url: HttpUrl | None = setting(
         None,
@@ -424,7 +426,7 @@ register(
             does="Search the person's past conversations for what was said in them.",
             when=(
                 "Use it when the person refers to something discussed before. Full-text search: "
-                "\"exact phrases\" in quotes, `or`, and a leading `-` to exclude a word work. "
+                '"exact phrases" in quotes, `or`, and a leading `-` to exclude a word work. '
                 "Words match whole and case-insensitively but are not stemmed — `meeting` does "
                 "not find `meetings` — so try another form of the word before concluding it "
                 "was never said."
@@ -457,5 +459,6 @@ register(
     scopes=("conversations:read",),
     voice=VoiceMode.LIVE,
     voice_note="as is",
+    recommended=True,
     config_model=ConversationSearchConfig,
 )

@@ -43,7 +43,7 @@ class InlineSpecialist(BaseModel):
 
 
 class SubagentsConfig(CapabilityConfig):
-    """Delegation settings (seed 000, Delegación). Which published agents this one may delegate
+    """Delegation settings. Which published agents this one may delegate
     to is not here: it is the spec's top-level ``subagents`` (pinned delegates)."""
 
     inline: list[InlineSpecialist] = setting(
@@ -71,7 +71,10 @@ class SubagentsConfig(CapabilityConfig):
         description="Delegation levels including this agent's: 1 is this agent delegating and its delegates not.",
     )
     max_fanout: int = setting(
-        3, ge=1, le=10, description="Delegations running at once; past it the model is told to wait."
+        3,
+        ge=1,
+        le=10,
+        description="Delegations running at once; past it the model is told to wait.",
     )
     max_result_chars: int = setting(
         2000,
@@ -279,7 +282,7 @@ register(
 
 
 class PlanningConfig(CapabilityConfig):
-    """Planning settings (seed 000, Planificación)."""
+    """Planning settings."""
 
     enable_subtasks: bool = setting(
         False,
@@ -404,7 +407,7 @@ register(
 
 
 class ThinkingConfig(CapabilityConfig):
-    """Thinking settings (seed 000, Razonamiento)."""
+    """Thinking settings."""
 
     effort: Literal["minimal", "low", "medium", "high", "xhigh", "max"] | None = setting(
         None,
@@ -453,7 +456,10 @@ class ReminderCadence(BaseModel):
 
     interval: int = Field(5, ge=1, le=1000, description="Fire every N model requests.")
     first_after: int | None = Field(
-        None, ge=1, le=1000, description="Request number of the first fire; empty is the first multiple of interval."
+        None,
+        ge=1,
+        le=1000,
+        description="Request number of the first fire; empty is the first multiple of interval.",
     )
     max_fires: int | None = Field(
         None, ge=1, le=1000, description="Most fires across the conversation; empty is no limit."
@@ -475,7 +481,7 @@ class LLMReminderSettings(ReminderCadence):
 
 
 class SystemRemindersConfig(CapabilityConfig):
-    """Instruction reminder settings (seed 000, Recordatorio de instrucciones). At least one class
+    """Instruction reminder settings. At least one class
     is needed or the capability contributes nothing and is dropped from the run."""
 
     reminders: list[FixedReminder] = setting(

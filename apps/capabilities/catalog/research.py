@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from typing import Literal
+from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import field_validator, model_validator
+from pydantic import ValidationInfo, field_validator
 
 from ..conditions import When
 from ..domains import normalize_host_list
@@ -17,7 +19,7 @@ PAID_SEARCH_METHODS = ("tavily", "brave", "exa")
 
 
 class WebResearchConfig(CapabilityConfig):
-    """Web search settings (seed 000, Búsqueda web)."""
+    """Web search settings."""
 
     method: Literal["duckduckgo", "native", "tavily", "brave", "exa"] = setting(
         "duckduckgo",
@@ -34,9 +36,7 @@ class WebResearchConfig(CapabilityConfig):
             "exa": "Exa — search by meaning",
         },
     )
-    max_results: int = setting(
-        5, ge=1, le=10, description="Results per search; ignored by native."
-    )
+    max_results: int = setting(5, ge=1, le=10, description="Results per search; ignored by native.")
 
 
 register(
@@ -61,7 +61,9 @@ register(
                 "call web_fetch on a result to read it. For the organization's own documents "
                 "use search_documents."
             ),
-            args={"query": "What to search for, as you would type it into a search engine. Required."},
+            args={
+                "query": "What to search for, as you would type it into a search engine. Required."
+            },
             returns=(
                 "Up to max_results results (5 unless configured, at most 10), each with title, "
                 "URL and a snippet; with the native method, the provider's own answer and "
@@ -77,6 +79,7 @@ register(
     key_note="for the paid methods (Tavily, Brave, Exa)",
     voice=VoiceMode.LIVE,
     voice_note="as is",
+    recommended=True,
     config_model=WebResearchConfig,
 )
 
@@ -84,7 +87,7 @@ register(
 
 
 class WebFetchConfig(CapabilityConfig):
-    """Read web pages settings (seed 000, Leer páginas web)."""
+    """Read web pages settings."""
 
     method: Literal["local", "native", "auto"] = setting(
         "local",
@@ -178,6 +181,7 @@ register(
     scopes=("web:fetch",),
     voice=VoiceMode.LIVE,
     voice_note="as is",
+    recommended=True,
     config_model=WebFetchConfig,
 )
 
@@ -185,7 +189,7 @@ register(
 
 
 class BrowserUseConfig(CapabilityConfig):
-    """Web browser settings (seed 000, Navegador web)."""
+    """Web browser settings."""
 
     cdp_url: str | None = setting(
         None,
@@ -241,6 +245,7 @@ class BrowserUseConfig(CapabilityConfig):
     )
     proxy_url: str | None = setting(
         None,
+        validate_default=True,
         description=(
             "With proxy: an http://, https:// or socks5:// address with host and port. The "
             "binding's secret, if any, is its username:password."
@@ -248,6 +253,7 @@ class BrowserUseConfig(CapabilityConfig):
     )
     hosted_url: str | None = setting(
         None,
+        validate_default=True,
         description="With hosted: the service's wss:// CDP address. The binding's secret is its key.",
     )
     hosted_key_param: str = setting(
@@ -266,33 +272,42 @@ class BrowserUseConfig(CapabilityConfig):
         description="A language tag such as pl-PL, sent as Accept-Language and navigator.language.",
     )
 
-    @model_validator(mode="after")
-    def _connection_addresses(self) -> BrowserUseConfig:
-        from urllib.parse import urlsplit
+    @field_validator("proxy_url")
+    @classmethod
+    def _proxy(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if info.data.get("connection") != "proxy":
+            return value
+        if not value:
+            raise ValueError("connection proxy needs a proxy_url")
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https", "socks5") or not parts.hostname:
+            raise ValueError("must be http://, https:// or socks5:// with a host")
+        try:
+            port = parts.port
+        except ValueError:
+            port = None
+        if port is None:
+            raise ValueError("must name a port")
+        return value
 
-        if self.connection == "proxy":
-            if not self.proxy_url:
-                raise ValueError("connection proxy needs a proxy_url")
-            parts = urlsplit(self.proxy_url)
-            if parts.scheme not in ("http", "https", "socks5") or not parts.hostname:
-                raise ValueError("proxy_url must be http://, https:// or socks5:// with a host")
-            try:
-                port = parts.port
-            except ValueError:
-                port = None
-            if port is None:
-                raise ValueError("proxy_url must name a port")
-        if self.connection == "hosted":
-            if not self.hosted_url or urlsplit(self.hosted_url).scheme != "wss":
-                raise ValueError("connection hosted needs a wss:// hosted_url")
-        if self.timezone:
-            from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+    @field_validator("hosted_url")
+    @classmethod
+    def _hosted(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if info.data.get("connection") == "hosted" and (
+            not value or urlsplit(value).scheme != "wss"
+        ):
+            raise ValueError("connection hosted needs a wss:// hosted_url")
+        return value
 
+    @field_validator("timezone")
+    @classmethod
+    def _iana(cls, value: str | None) -> str | None:
+        if value:
             try:
-                ZoneInfo(self.timezone)
+                ZoneInfo(value)
             except (ZoneInfoNotFoundError, ValueError):
-                raise ValueError(f"timezone {self.timezone!r} is not an IANA time zone") from None
-        return self
+                raise ValueError(f"{value!r} is not an IANA time zone") from None
+        return value
 
 
 _BROWSER_PAGE = (

@@ -18,7 +18,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         target = parser.add_mutually_exclusive_group()
-        target.add_argument("--org", type=int, metavar="ID", help="check only this organization's chain")
+        target.add_argument(
+            "--org", type=int, metavar="ID", help="check only this organization's chain"
+        )
         target.add_argument(
             "--deployment", action="store_true", help="check only the deployment-wide chain"
         )

@@ -1,0 +1,102 @@
+"""Every read of agents a person can reach: one scoped path for the API, the console and the admin.
+
+Who may do what with an agent is decided in two layers, checked here and nowhere else:
+
+1. the organization role (``agents:view`` / ``agents:edit`` / ``agents:run`` / ``agents:publish``
+   from ``apps.orgs.permissions``), which covers every agent of the organization;
+2. django-guardian object grants on one agent (``view_agent``, ``change_agent``, ``run_agent``,
+   ``publish_agent``), which widen a person's reach to that agent only — a viewer who may edit
+   the one agent their team owns.
+
+An agent of another organization is invisible, never forbidden: callers get ``None`` / an empty
+queryset and answer 404.
+"""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from guardian.shortcuts import get_objects_for_user
+
+from apps.orgs import permissions as perms
+from apps.orgs.permissions import has_org_permission
+
+from .models import Agent, AgentStatus, AgentVersion, ModelProfile, SandboxConnection
+
+# An agent action → (organization permission, guardian codename).
+ACTIONS: dict[str, tuple[str, str]] = {
+    "view": (perms.AGENTS_VIEW, "view_agent"),
+    "edit": (perms.AGENTS_EDIT, "change_agent"),
+    "run": (perms.AGENTS_RUN, "run_agent"),
+    "publish": (perms.AGENTS_PUBLISH, "publish_agent"),
+}
+GRANT_CODENAMES = tuple(codename for _, codename in ACTIONS.values())
+
+
+def _member(user, organization) -> bool:
+    return bool(
+        organization is not None
+        and getattr(user, "is_authenticated", False)
+        and (user.is_superuser or organization.role_of(user) is not None)
+    )
+
+
+def agents_visible_to(user, organization, *, include_archived: bool = False) -> QuerySet[Agent]:
+    """The agents of ``organization`` that ``user`` may see.
+
+    ``agents:view`` shows every agent of the organization; without it, only the agents the person
+    holds an object grant on (any grant implies seeing the agent).
+    """
+    if not _member(user, organization):
+        return Agent.objects.none()
+    agents = Agent.objects.filter(organization=organization).select_related("current_version")
+    if not include_archived:
+        agents = agents.filter(status=AgentStatus.ACTIVE)
+    if has_org_permission(user, organization, perms.AGENTS_VIEW):
+        return agents
+    return get_objects_for_user(
+        user, [f"agents.{c}" for c in GRANT_CODENAMES], klass=agents, any_perm=True, accept_global_perms=False
+    )
+
+
+def agent_for(user, organization, agent_id, *, include_archived: bool = True) -> Agent | None:
+    """One agent the person may see, or None (missing, another organization's, or invisible)."""
+    try:
+        agent_id = int(agent_id)
+    except (TypeError, ValueError):
+        return None
+    return agents_visible_to(user, organization, include_archived=include_archived).filter(pk=agent_id).first()
+
+
+def can(user, agent: Agent, action: str) -> bool:
+    """May ``user`` do ``action`` (view, edit, run, publish) on ``agent``?"""
+    org_permission, codename = ACTIONS[action]
+    organization = agent.organization
+    if not _member(user, organization):
+        return False
+    if has_org_permission(user, organization, org_permission):
+        return True
+    return user.has_perm(f"agents.{codename}", agent)
+
+
+def versions_of(agent: Agent) -> QuerySet[AgentVersion]:
+    return AgentVersion.objects.filter(agent=agent).select_related("published_by").order_by("-number")
+
+
+def version_for(agent: Agent, number) -> AgentVersion | None:
+    try:
+        number = int(number)
+    except (TypeError, ValueError):
+        return None
+    return versions_of(agent).filter(number=number).first()
+
+
+def template_agent_for(organization) -> Agent | None:
+    return Agent.objects.filter(organization=organization, is_template=True).first()
+
+
+def model_profiles_for(organization) -> QuerySet[ModelProfile]:
+    return ModelProfile.objects.filter(organization=organization).select_related("secret")
+
+
+def sandbox_connections_for(organization) -> QuerySet[SandboxConnection]:
+    return SandboxConnection.objects.filter(organization=organization).select_related("secret")

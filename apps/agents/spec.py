@@ -1,0 +1,82 @@
+"""The agent spec: what a Builder edits as a draft and what a published version freezes.
+
+A versioned pydantic model (``schema_version``) so a version published under an older schema can
+still be read. Structural validation lives here (types, ranges, unknown keys); the publish rules
+that need the registry, the vault or the organization live in ``apps.agents.validation``.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ApprovalMode = Literal["default", "required", "never"]
+SPEC_SCHEMA_VERSION = 1
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolOverride(_Strict):
+    """A binding's rename or re-description of one tool, keyed by the tool's stable id."""
+
+    name: str | None = None
+    description: str | None = None
+
+
+class CapabilityBinding(_Strict):
+    """One capability switched on for an agent, with its configuration."""
+
+    id: str
+    config: dict = Field(default_factory=dict)
+    approval: ApprovalMode = "default"
+    tool_approval: dict[str, ApprovalMode] = Field(default_factory=dict)
+    tool_overrides: dict[str, ToolOverride] = Field(default_factory=dict)
+    secret_id: int | None = None
+    enabled: bool = True
+
+
+class DelegatePin(_Strict):
+    """A delegate agent, pinned to one of its published versions (None: its current one)."""
+
+    agent_id: int
+    version: int | None = None
+
+
+class Budget(_Strict):
+    # The agent's own monthly cap in USD; None means only the organization's cap applies.
+    monthly_usd: Decimal | None = Field(default=None, ge=0, max_digits=12, decimal_places=2)
+
+
+class Limits(_Strict):
+    # Model requests one run may make before it stops with a clear outcome.
+    max_steps: int = Field(default=25, ge=1, le=500)
+
+
+class Alerts(_Strict):
+    # Percentages of a monthly cap at which the alert audience is told.
+    budget_thresholds: list[int] = Field(default_factory=lambda: [80, 100])
+    notify: list[Literal["admins", "owner", "initiator"]] = Field(default_factory=lambda: ["admins"])
+
+
+class AgentSpec(_Strict):
+    schema_version: Literal[1] = SPEC_SCHEMA_VERSION
+    instructions: str = ""
+    # A model profile of the organization; None means the organization's default profile.
+    model_profile_id: int | None = None
+    capabilities: list[CapabilityBinding] = Field(default_factory=list)
+    context_ids: list[int] = Field(default_factory=list)
+    knowledge_collections: list[int] = Field(default_factory=list)
+    delegates: list[DelegatePin] = Field(default_factory=list)
+    budget: Budget = Field(default_factory=Budget)
+    limits: Limits = Field(default_factory=Limits)
+    alerts: Alerts = Field(default_factory=Alerts)
+
+    def binding(self, capability_id: str) -> CapabilityBinding | None:
+        return next((b for b in self.capabilities if b.id == capability_id), None)
+
+    def enabled_bindings(self) -> list[CapabilityBinding]:
+        return [b for b in self.capabilities if b.enabled]

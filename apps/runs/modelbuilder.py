@@ -1,0 +1,105 @@
+"""ModelProfile → a pydantic-ai model. The one place a provider key is decrypted for a run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+from pydantic_ai.models import Model
+
+from apps.agents.models import ModelProfile, Provider
+from apps.vault.services import secret_reveal
+
+from .offline import OFFLINE_MODEL_NAME, OfflineModel
+
+OFFLINE_LABEL = "Offline model"
+# The provider SDK's own retries of a 429/5xx before the run gives up on a request.
+MODEL_CLIENT_MAX_RETRIES = 2
+# An OpenAI-compatible server without a key (a local vLLM, llama.cpp …) still needs a non-empty one.
+KEYLESS_PLACEHOLDER = "not-needed"
+
+
+class ModelUnavailable(Exception):
+    """The profile cannot be turned into a model (no key for a provider that needs one …)."""
+
+    def __init__(self, sentence: str) -> None:
+        self.sentence = sentence
+        super().__init__(sentence)
+
+
+@dataclass(frozen=True)
+class ModelHandle:
+    model: Model
+    provider: str
+    model_name: str
+    label: str
+
+
+def default_model_profile(organization) -> ModelProfile:
+    """The organization's default profile; an organization with none gets the offline one."""
+    profile = ModelProfile.objects.filter(organization=organization, is_default=True).first()
+    if profile is not None:
+        return profile
+    try:
+        with transaction.atomic():
+            return ModelProfile.objects.create(
+                organization=organization,
+                label=OFFLINE_LABEL,
+                provider=Provider.OFFLINE,
+                model_name=OFFLINE_MODEL_NAME,
+                is_default=True,
+            )
+    except IntegrityError:  # another request created it first
+        return ModelProfile.objects.get(organization=organization, is_default=True)
+
+
+def model_profile_for(organization, profile_id: int | None) -> ModelProfile:
+    if profile_id is None:
+        return default_model_profile(organization)
+    profile = ModelProfile.objects.filter(organization=organization, pk=profile_id).select_related("secret").first()
+    if profile is None:
+        raise ModelUnavailable("The agent's model profile no longer exists in this organization.")
+    return profile
+
+
+def _key(profile: ModelProfile, *, required: bool) -> str | None:
+    if profile.secret_id is None:
+        if required:
+            raise ModelUnavailable(f"The model profile {profile.label!r} has no API key in the vault.")
+        return None
+    return secret_reveal(profile.secret)
+
+
+def profile_label(profile: ModelProfile) -> str:
+    if profile.provider == Provider.OFFLINE:
+        return f"{profile.label} (offline)" if "offline" not in profile.label.lower() else profile.label
+    return f"{profile.label} ({profile.model_name})"
+
+
+def build_model(profile: ModelProfile) -> ModelHandle:
+    provider = profile.provider
+    if provider == Provider.OFFLINE:
+        model: Model = OfflineModel()
+    elif provider in (Provider.OPENAI, Provider.OPENAI_COMPATIBLE):
+        from openai import AsyncOpenAI
+        from pydantic_ai.models.openai import OpenAIChatModel
+        from pydantic_ai.providers.openai import OpenAIProvider
+
+        key = _key(profile, required=provider == Provider.OPENAI) or KEYLESS_PLACEHOLDER
+        client = AsyncOpenAI(
+            base_url=profile.base_url or None, api_key=key, max_retries=MODEL_CLIENT_MAX_RETRIES
+        )
+        model = OpenAIChatModel(profile.model_name, provider=OpenAIProvider(openai_client=client))
+    elif provider == Provider.OPENROUTER:
+        from pydantic_ai.models.openai import OpenAIChatModel
+        from pydantic_ai.providers.openrouter import OpenRouterProvider
+
+        model = OpenAIChatModel(profile.model_name, provider=OpenRouterProvider(api_key=_key(profile, required=True)))
+    elif provider == Provider.ANTHROPIC:
+        from pydantic_ai.models.anthropic import AnthropicModel
+        from pydantic_ai.providers.anthropic import AnthropicProvider
+
+        model = AnthropicModel(profile.model_name, provider=AnthropicProvider(api_key=_key(profile, required=True)))
+    else:
+        raise ModelUnavailable(f"The model provider {provider!r} is not supported.")
+    return ModelHandle(model=model, provider=provider, model_name=profile.model_name, label=profile_label(profile))

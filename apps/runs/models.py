@@ -1,0 +1,152 @@
+"""Conversations, their messages, runs and the steps of a run."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.db import models
+
+from .choices import MessageRole, RunStatus, StepKind, StopReason, Surface
+
+MONEY = {"max_digits": 14, "decimal_places": 8}
+
+
+class Conversation(models.Model):
+    """A thread of turns between people (or a surface) and one agent. Runs continue it."""
+
+    organization = models.ForeignKey("orgs.Organization", on_delete=models.CASCADE, related_name="conversations")
+    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="conversations")
+    user = models.ForeignKey("orgs.User", on_delete=models.SET_NULL, null=True, blank=True, related_name="conversations")
+    surface = models.CharField(max_length=16, choices=Surface.choices, default=Surface.API)
+    title = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+        indexes = [
+            # A person's recent conversations in an organization.
+            models.Index(fields=["organization", "user", "-updated_at"], name="conv_org_user_updated_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title or f"Conversation {self.pk}"
+
+
+class Message(models.Model):
+    """One turn of a conversation.
+
+    An assistant turn carries its own share of its run's cost: the difference from what earlier
+    turns of that run already claim, so the messages of a run sum to the run (seed 003, "Un coste
+    que no se pudo medir lo dice"). NULL cost means "not recorded", never "free".
+    ``run_status`` is the run's status when the turn was written, so a cancelled, truncated turn
+    does not read as a finished answer.
+    """
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
+    run = models.ForeignKey("runs.Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="messages")
+    role = models.CharField(max_length=16, choices=MessageRole.choices)
+    content = models.TextField(blank=True)
+    cost_usd = models.DecimalField(**MONEY, null=True, blank=True)
+    cost_is_partial = models.BooleanField(null=True, blank=True)
+    run_status = models.CharField(max_length=24, choices=RunStatus.choices, blank=True)
+    # The provider's input tokens of the turn's last request (the context gauge's reading).
+    context_tokens = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["conversation", "created_at", "pk"]
+        indexes = [
+            # The thread in order.
+            models.Index(fields=["conversation", "created_at"], name="message_conv_created_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.content[:40]}"
+
+
+class Run(models.Model):
+    """One execution of a published agent version, from any surface, through the one runner.
+
+    The row is committed `running` before the first model request, so a worker that dies leaves a
+    durable row the stale-run reaper can end. Cost and tokens are written by the runner's finally
+    block with an explicit commit, so a failed or cancelled run still records what it spent.
+    ``error`` is a controlled sentence; the provider's own text goes to the server log only.
+    """
+
+    organization = models.ForeignKey("orgs.Organization", on_delete=models.CASCADE, related_name="runs")
+    agent = models.ForeignKey("agents.Agent", on_delete=models.PROTECT, related_name="runs")
+    agent_version = models.ForeignKey("agents.AgentVersion", on_delete=models.PROTECT, related_name="runs")
+    user = models.ForeignKey("orgs.User", on_delete=models.SET_NULL, null=True, blank=True, related_name="runs")
+    surface = models.CharField(max_length=16, choices=Surface.choices, default=Surface.API)
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.SET_NULL, null=True, blank=True, related_name="runs"
+    )
+    # A delegated run points at the run that delegated it; top-level runs have none.
+    parent_run = models.ForeignKey(
+        "self", on_delete=models.CASCADE, null=True, blank=True, related_name="child_runs"
+    )
+    status = models.CharField(max_length=24, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    stop_reason = models.CharField(max_length=24, choices=StopReason.choices, blank=True)
+    input = models.TextField()
+    output = models.TextField(blank=True)
+    error = models.CharField(max_length=500, blank=True)
+    # The cap that refused the run: {"scope": "agent"|"organization", "limit_usd": ..., "spent_usd": ...}.
+    budget_refusal = models.JSONField(null=True, blank=True)
+    model_label = models.CharField(max_length=200, blank=True)
+    model_provider = models.CharField(max_length=32, blank=True)
+    model_name = models.CharField(max_length=200, blank=True)
+    input_tokens = models.PositiveBigIntegerField(default=0)
+    output_tokens = models.PositiveBigIntegerField(default=0)
+    request_count = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(**MONEY, default=Decimal("0"))
+    # True when some request could not be priced (booked at 0): the cost is a floor.
+    cost_is_partial = models.BooleanField(default=False)
+    # The pydantic-ai message history (ModelMessagesTypeAdapter JSON); round-trips for resumes.
+    transcript = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    # The age the reaper measures: the last status transition, not the first start.
+    last_transition_at = models.DateTimeField(auto_now_add=True)
+    cancel_requested_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            # Run history of an organization, newest first.
+            models.Index(fields=["organization", "-created_at"], name="run_org_created_idx"),
+            # The reaper: live runs older than the threshold.
+            models.Index(
+                fields=["last_transition_at"],
+                condition=models.Q(status__in=["queued", "running"]),
+                name="run_live_transition_idx",
+            ),
+            # An agent's runs this month (spend reports).
+            models.Index(fields=["agent", "created_at"], name="run_agent_created_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Run {self.pk} of {self.agent_id} ({self.status})"
+
+
+class RunStep(models.Model):
+    """One model request (or tool call) of a run, with what it cost, in order."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="steps")
+    number = models.PositiveIntegerField()
+    kind = models.CharField(max_length=16, choices=StepKind.choices)
+    detail = models.JSONField(default=dict, blank=True)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(**MONEY, default=Decimal("0"))
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "number"], name="run_step_number_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}#{self.number} {self.kind}"

@@ -1,0 +1,118 @@
+"""The priced ledger and the budget counters that make the monthly caps strict."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.db import models
+
+MONEY = {"max_digits": 14, "decimal_places": 8}
+
+
+class Ledger(models.Model):
+    """One per run: the sum of its priced entries. Survives a park and a resume, so finishing a
+    continuation never overwrites the run's cost with what the continuation alone cost."""
+
+    run = models.OneToOneField("runs.Run", on_delete=models.CASCADE, related_name="ledger")
+    organization = models.ForeignKey("orgs.Organization", on_delete=models.CASCADE, related_name="ledgers")
+    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="ledgers")
+    cost_usd = models.DecimalField(**MONEY, default=Decimal("0"))
+    cost_is_partial = models.BooleanField(default=False)
+    input_tokens = models.PositiveBigIntegerField(default=0)
+    output_tokens = models.PositiveBigIntegerField(default=0)
+    request_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"Ledger of run {self.run_id}: ${self.cost_usd}"
+
+
+class EntryKind(models.TextChoices):
+    MODEL_REQUEST = "model_request", "Model request"
+    EMBEDDING = "embedding", "Embedding"
+    COMPACTION = "compaction", "Context compaction"
+    INGESTION = "ingestion", "Knowledge ingestion"
+
+
+class LedgerEntry(models.Model):
+    """One priced charge: a model request, an embedding, a compaction summary, an ingestion.
+
+    ``priced`` is False when genai-prices had no price for the model: the entry is booked at 0 and
+    its run's cost is a floor (``cost_is_partial``). ``month`` is the UTC calendar month the
+    budget counters booked it in.
+    """
+
+    ledger = models.ForeignKey(Ledger, on_delete=models.CASCADE, null=True, blank=True, related_name="entries")
+    organization = models.ForeignKey("orgs.Organization", on_delete=models.CASCADE, related_name="ledger_entries")
+    agent = models.ForeignKey(
+        "agents.Agent", on_delete=models.CASCADE, null=True, blank=True, related_name="ledger_entries"
+    )
+    kind = models.CharField(max_length=16, choices=EntryKind.choices, default=EntryKind.MODEL_REQUEST)
+    provider = models.CharField(max_length=32, blank=True)
+    model_name = models.CharField(max_length=200, blank=True)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(**MONEY, default=Decimal("0"))
+    priced = models.BooleanField(default=True)
+    month = models.DateField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        indexes = [
+            # Seeding a counter: an organization's (or an agent's) entries of one month.
+            models.Index(fields=["organization", "month"], name="ledger_entry_org_month_idx"),
+            models.Index(fields=["agent", "month"], name="ledger_entry_agent_month_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.model_name} ${self.cost_usd}"
+
+
+class BudgetScope(models.TextChoices):
+    AGENT = "agent", "Agent monthly cap"
+    ORGANIZATION = "organization", "Organization monthly cap"
+
+
+class BudgetCounter(models.Model):
+    """Spend of one scope (an agent, or a whole organization) in one UTC month, shared by every
+    worker: the single row a reservation locks (SELECT … FOR UPDATE), so concurrent runs see each
+    other's in-flight requests. ``committed_usd`` is the sum of the scope's ledger entries of the
+    month; ``reserved_usd`` the estimates of requests in flight. See docs/budgets.md."""
+
+    organization = models.ForeignKey("orgs.Organization", on_delete=models.CASCADE, related_name="budget_counters")
+    agent = models.ForeignKey(
+        "agents.Agent", on_delete=models.CASCADE, null=True, blank=True, related_name="budget_counters"
+    )
+    scope = models.CharField(max_length=16, choices=BudgetScope.choices)
+    month = models.DateField()
+    committed_usd = models.DecimalField(**MONEY, default=Decimal("0"))
+    reserved_usd = models.DecimalField(**MONEY, default=Decimal("0"))
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "month"],
+                condition=models.Q(scope="organization"),
+                name="budget_counter_one_per_org_month",
+            ),
+            models.UniqueConstraint(
+                fields=["agent", "month"],
+                condition=models.Q(scope="agent"),
+                name="budget_counter_one_per_agent_month",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(scope="organization", agent__isnull=True)
+                | models.Q(scope="agent", agent__isnull=False),
+                name="budget_counter_scope_matches_agent",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.scope} {self.agent_id or self.organization_id} {self.month:%Y-%m}"
+
+    @property
+    def spent_usd(self) -> Decimal:
+        return self.committed_usd + self.reserved_usd

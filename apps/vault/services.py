@@ -1,0 +1,66 @@
+"""Writing and reading vault secrets. Values never reach a log, an audit entry or a response."""
+
+from __future__ import annotations
+
+from cryptography.fernet import Fernet, InvalidToken
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from apps.audit.services import record_audit
+from apps.orgs.permissions import SETTINGS_MANAGE, has_org_permission
+
+from .models import Secret, SecretPurpose
+
+
+class SecretUnreadable(Exception):
+    """The ciphertext does not decrypt with the configured key (the key was changed)."""
+
+
+def _fernet() -> Fernet:
+    return Fernet(settings.AGENTICOS_VAULT_KEY.encode())
+
+
+def _hint(value: str) -> str:
+    return value[-4:] if len(value) >= 12 else ""
+
+
+@transaction.atomic
+def secret_create(*, actor, organization, name: str, purpose: str, value: str) -> Secret:
+    if actor is not None and not has_org_permission(actor, organization, SETTINGS_MANAGE):
+        raise PermissionDenied(f"{SETTINGS_MANAGE} is required")
+    if purpose not in SecretPurpose.values:
+        raise ValidationError({"purpose": f"must be one of {', '.join(SecretPurpose.values)}"})
+    if not value:
+        raise ValidationError({"value": "must not be empty"})
+    secret = Secret.objects.create(
+        organization=organization, name=name, purpose=purpose,
+        ciphertext=_fernet().encrypt(value.encode()), hint=_hint(value), created_by=actor,
+    )
+    record_audit(actor=actor, organization=organization, action="secret.create", subject=secret,
+                 details={"name": name, "purpose": purpose})
+    return secret
+
+
+@transaction.atomic
+def secret_rotate(*, actor, secret: Secret, value: str) -> Secret:
+    if actor is not None and not has_org_permission(actor, secret.organization, SETTINGS_MANAGE):
+        raise PermissionDenied(f"{SETTINGS_MANAGE} is required")
+    if not value:
+        raise ValidationError({"value": "must not be empty"})
+    secret.ciphertext = _fernet().encrypt(value.encode())
+    secret.hint = _hint(value)
+    secret.rotated_at = timezone.now()
+    secret.save(update_fields=["ciphertext", "hint", "rotated_at"])
+    record_audit(actor=actor, organization=secret.organization, action="secret.rotate", subject=secret,
+                 details={"name": secret.name})
+    return secret
+
+
+def secret_reveal(secret: Secret) -> str:
+    """The plaintext, for the runner only. Callers keep it out of logs and frames."""
+    try:
+        return _fernet().decrypt(bytes(secret.ciphertext)).decode()
+    except InvalidToken:
+        raise SecretUnreadable(f"secret {secret.pk} does not decrypt with AGENTICOS_VAULT_KEY") from None
