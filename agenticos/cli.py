@@ -16,12 +16,22 @@ import sys
 
 
 def _django_command(argv: list[str]) -> int:
+    """Run a management command in this process; its failure becomes a message and an exit code."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agenticos.settings")
-    from django.core.management import execute_from_command_line
+    import django
+    from django.core.management import CommandError, call_command, execute_from_command_line
 
     name, *rest = argv
+    command = name.replace("-", "_")
+    if {"-h", "--help"} & set(rest):
+        execute_from_command_line(["agenticos", command, *rest])
+        return 0
+    django.setup()
     try:
-        execute_from_command_line(["agenticos", name.replace("-", "_"), *rest])
+        call_command(command, *rest)
+    except CommandError as error:
+        print(f"agenticos {name}: {error}", file=sys.stderr)
+        return error.returncode
     except SystemExit as exit_:
         return int(exit_.code or 0)
     return 0

@@ -23,6 +23,8 @@ def run_tests(pytest_args: list[str]) -> int:
     services = ensure_services(data_dir, os.environ)
     # The suite's own secrets and checkpoints live apart from a developer's `make run` data.
     os.environ["AGENTICOS_DATA_DIR"] = str(data_dir)
+    # Importing this package set the default settings module for Celery; the suite has its own.
+    os.environ["DJANGO_SETTINGS_MODULE"] = "agenticos.settings.test"
     try:
         import pytest
 

@@ -97,7 +97,7 @@ def _base_env(data_root, port: int) -> dict:
 def launcher_database():
     """A database of its own on the suite's PostgreSQL server, dropped afterwards."""
     parts = urlsplit(settings.DATABASE_URL)
-    name = "agenticos_launcher_test"
+    name = f"agenticos_launcher_test_{os.getpid()}"
     admin_url = urlunsplit(parts._replace(path="/postgres"))
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

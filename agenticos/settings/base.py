@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "guardian",
     "django_celery_beat",
     "apps.orgs",
@@ -209,6 +210,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Build agents out of capabilities and run them under governance.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI from the installed sidecar package, not a CDN: the docs page works offline.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
 }
 
 # --- Product settings (MAP.md "Settings") ---------------------------------------------------

@@ -100,3 +100,8 @@ def frames_after(run_id: int, after: int = 0) -> list[dict]:
     entries = _redis().xrange(_stream_key(run_id))
     frames = [json.loads(fields[b"frame"]) for _, fields in entries]
     return [frame for frame in frames if frame["seq"] > after]
+
+
+def reset_frames(run_id: int) -> None:
+    """Drop any stream left under this id (a database recreated with its sequences reset)."""
+    _redis().delete(_stream_key(run_id))

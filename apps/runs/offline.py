@@ -59,8 +59,8 @@ _CALL_LINE = re.compile(r"^\s*/call\s+(?P<name>[A-Za-z0-9_\-]+)\s*(?P<args>.*)$"
 _STEPS_LINE = re.compile(r"^\s*/steps\s+(?P<count>\d+)\s*$", re.MULTILINE)
 _ASK_LINE = re.compile(r"^\s*/ask\b(?P<rest>.*)$", re.MULTILINE)
 _TIME_WORDS = re.compile(r"\b(time|date|today|day is it|what day|hour|clock)\b", re.IGNORECASE)
-# The clock capability writes a line like "Current date and time: 2025-01-31 09:00 (Europe/Madrid)".
-_CLOCK_LINE = re.compile(r"^.*(current (date|time)|date and time|now is).*$", re.IGNORECASE | re.MULTILINE)
+# The clock capability's instructions carry a line like "Current date and time: 2025-01-31 09:00 (Europe/Madrid)".
+_CLOCK_LINE = re.compile(r"^.*\bcurrent (date|time)\b.*$", re.IGNORECASE | re.MULTILINE)
 
 
 def request_tokens(messages: list[ModelMessage], info: AgentInfo) -> int:

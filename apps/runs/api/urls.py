@@ -1,3 +1,10 @@
 """API routes of this app (included under /api/v1/ by agenticos/api_urls.py)."""
 
-urlpatterns: list = []
+from rest_framework.routers import SimpleRouter
+
+from .views import RunViewSet
+
+router = SimpleRouter()
+router.register("runs", RunViewSet, basename="run")
+
+urlpatterns = router.urls

@@ -1,0 +1,150 @@
+"""The console's agents pages: the list, the Builder, version history.
+
+Plain server-rendered forms (no build step). The Builder is one form: Save draft stores it,
+Publish stores it and publishes, and a refused publish re-renders the page with each error next
+to the field it names.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from apps.orgs import permissions as perms
+from apps.vault.selectors import secrets_for
+
+from . import selectors, services
+from .forms import builder_context, parse_builder_post
+from .services import PublishRefused
+from .validation import PublishError, parse_spec
+
+
+def _organization(request):
+    if getattr(request, "organization", None) is None:
+        raise Http404("You are not a member of any organization yet.")
+    return request.organization
+
+
+def _agent(request, agent_id, action="view"):
+    agent = selectors.agent_for(request.user, _organization(request), agent_id)
+    if agent is None:
+        raise Http404("No such agent.")
+    if action != "view" and not selectors.can(request.user, agent, action):
+        raise PermissionDenied(f"{selectors.ACTIONS[action][0]} is required on this agent")
+    return agent
+
+
+@login_required
+def agent_list(request):
+    organization = _organization(request)
+    show_archived = request.GET.get("archived") == "1"
+    agents = selectors.agents_visible_to(request.user, organization, include_archived=show_archived)
+    return render(
+        request,
+        "agents/agent_list.html",
+        {
+            "agents": agents,
+            "show_archived": show_archived,
+            "can_create": perms.has_org_permission(request.user, organization, perms.AGENTS_EDIT),
+        },
+    )
+
+
+@login_required
+@require_POST
+def agent_new(request):
+    """New agent: the AgenticOS template's capabilities, configuration, instructions and budget."""
+    organization = _organization(request)
+    try:
+        agent = services.agent_create(
+            actor=request.user, organization=organization, name=request.POST.get("name") or "New agent"
+        )
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+        return redirect("agents:list")
+    messages.success(request, f"{agent.name} created from the AgenticOS template.")
+    return redirect("agents:builder", agent_id=agent.pk)
+
+
+def _render_builder(request, agent, *, spec: dict, errors: list[PublishError], status=200):
+    can_edit = selectors.can(request.user, agent, "edit")
+    context = {
+        "agent": agent,
+        "spec": spec,
+        "budget": (spec.get("budget") or {}).get("monthly_usd") or "",
+        "max_steps": (spec.get("limits") or {}).get("max_steps", 25),
+        "errors": errors,
+        "can_edit": can_edit and agent.status == "active",
+        "can_publish": selectors.can(request.user, agent, "publish") and agent.status == "active",
+        "versions": selectors.versions_of(agent)[:50],
+        **builder_context(spec, errors, list(secrets_for(agent.organization).values("id", "name", "purpose"))),
+    }
+    return render(request, "agents/builder.html", context, status=status)
+
+
+@login_required
+def builder(request, agent_id):
+    agent = _agent(request, agent_id)
+    if request.method != "POST":
+        return _render_builder(request, agent, spec=agent.draft_spec, errors=[])
+
+    agent = _agent(request, agent_id, "edit")
+    spec = parse_builder_post(request.POST, agent.draft_spec)
+    parsed, structural = parse_spec(spec)
+    if structural:
+        return _render_builder(request, agent, spec=spec, errors=structural, status=422)
+    try:
+        agent = services.agent_update_draft(
+            actor=request.user, agent=agent,
+            name=request.POST.get("name") or agent.name,
+            description=request.POST.get("description", agent.description),
+            spec=spec,
+        )
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+        return _render_builder(request, agent, spec=spec, errors=[], status=422)
+
+    if request.POST.get("action") != "publish":
+        messages.success(request, "Draft saved.")
+        return redirect("agents:builder", agent_id=agent.pk)
+    if not selectors.can(request.user, agent, "publish"):
+        raise PermissionDenied("agents:publish is required on this agent")
+    try:
+        version = services.agent_publish(actor=request.user, agent=agent, note=request.POST.get("note", ""))
+    except PublishRefused as refused:
+        messages.error(request, "Not published: fix what is marked below. The draft is saved.")
+        return _render_builder(request, agent, spec=agent.draft_spec, errors=refused.errors, status=422)
+    messages.success(request, f"Published version {version.number}.")
+    return redirect("agents:builder", agent_id=agent.pk)
+
+
+@login_required
+def version_detail(request, agent_id, number):
+    agent = _agent(request, agent_id)
+    version = selectors.version_for(agent, number)
+    if version is None:
+        raise Http404("No such version.")
+    return render(
+        request,
+        "agents/version_detail.html",
+        {"agent": agent, "version": version, "spec_json": json.dumps(version.spec, indent=2)},
+    )
+
+
+@login_required
+@require_POST
+def agent_archive(request, agent_id):
+    agent = _agent(request, agent_id, "edit")
+    try:
+        services.agent_archive(actor=request.user, agent=agent)
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    else:
+        messages.success(request, f"{agent.name} archived.")
+    return redirect("agents:list")

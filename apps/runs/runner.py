@@ -1,0 +1,404 @@
+"""The runner: ``prepare()`` assembles a run, ``execute_run()`` drives it through pydantic-ai.
+
+Every surface (API, chat, channels, schedules, resumes after an approval) goes through these two
+functions, so budgets, the ledger, step limits and cancellation apply the same everywhere
+(seed 003: "cada superficie pasa por un único runner").
+
+Order of a run (docs/runner.md):
+1. the API commits the row ``queued`` and enqueues ``execute_run_task`` on commit;
+2. the worker claims ``queued → running`` and commits it before the first model call, so a worker
+   that dies leaves a row the stale-run reaper can end;
+3. ``prepare()`` reads the published version and builds model, instructions, toolsets, the
+   budget guard (a pydantic-ai capability) and the step limit;
+4. the run streams through ``Agent.iter`` — every model request is streamed and its frames
+   published — under a cancellation token a watcher trips when someone cancels;
+5. a finally block books tokens, cost, the transcript and the outcome with an explicit commit,
+   whatever happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+
+from asgiref.sync import async_to_sync, sync_to_async
+from pydantic_ai import Agent, CancellationToken, UsageLimits
+from pydantic_ai.exceptions import (
+    ModelAPIError,
+    ModelHTTPError,
+    RunCancelled,
+    UnexpectedModelBehavior,
+    UsageLimitExceeded,
+)
+from pydantic_ai.messages import (
+    FunctionToolCallEvent,
+    FunctionToolResultEvent,
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    PartDeltaEvent,
+    PartStartEvent,
+    TextPart,
+    TextPartDelta,
+    ThinkingPart,
+    ThinkingPartDelta,
+)
+
+from apps.agents.models import AgentStatus
+from apps.spend.guard import BudgetGuard, RequestRecord, RunMeter
+from apps.spend.services import BudgetExceeded
+from apps.vault.services import secret_reveal
+
+from . import services
+from .choices import RunStatus, StopReason
+from .events import FramePublisher
+from .modelbuilder import ModelHandle, ModelUnavailable, build_model, model_profile_for
+from .models import Run
+from .offline import offline_toolset
+from .toolsets import ToolsetContext, toolset_builder
+
+logger = logging.getLogger(__name__)
+
+# How often a running run looks for a cancel request.
+CANCEL_POLL_SECONDS = 0.25
+
+INTERNAL_ERROR_SENTENCE = "The run failed with an internal error; the details are in the server log."
+
+
+class RunNotRunnable(Exception):
+    def __init__(self, sentence: str) -> None:
+        self.sentence = sentence
+        super().__init__(sentence)
+
+
+@dataclass
+class PreparedRun:
+    """A run ready to execute: everything it needs, resolved before the first model request."""
+
+    run: Run
+    agent: Agent
+    model: ModelHandle
+    user_prompt: str | None
+    message_history: list[ModelMessage]
+    usage_limits: UsageLimits
+    max_steps: int
+    meter: RunMeter
+    guard: BudgetGuard
+    unbuilt_capabilities: list[str] = field(default_factory=list)
+    deferred_tool_results: object | None = None
+
+
+def _setup_section(spec) -> str:
+    try:
+        from apps.agents.setup import your_setup_section
+    except ImportError:  # the agents app has not shipped it yet
+        return ""
+    return your_setup_section(spec) or ""
+
+
+def _assert_runnable(version) -> None:
+    try:
+        from apps.agents.validation import assert_runnable
+    except ImportError:
+        return
+    try:
+        assert_runnable(version)
+    except Exception as exc:  # its message is ours (publish validation), not a provider's
+        messages = getattr(exc, "messages", None) or [str(exc)]
+        raise RunNotRunnable(f"The agent's published version cannot run: {'; '.join(map(str, messages))}"[:480]) from exc
+
+
+def _history_of(run: Run, *, resume: bool) -> list[ModelMessage]:
+    if resume:
+        return ModelMessagesTypeAdapter.validate_python(run.transcript or [])
+    if run.conversation_id is None:
+        return []
+    previous = (
+        Run.objects.filter(conversation_id=run.conversation_id, created_at__lt=run.created_at)
+        .exclude(pk=run.pk)
+        .exclude(transcript=[])
+        .order_by("-created_at")
+        .values_list("transcript", flat=True)
+        .first()
+    )
+    return ModelMessagesTypeAdapter.validate_python(previous or [])
+
+
+def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None) -> PreparedRun:
+    """The single funnel: a new or resumed run assembled from its published version."""
+    version = run.agent_version
+    agent_row = run.agent
+    if agent_row.status == AgentStatus.ARCHIVED:
+        raise RunNotRunnable("The agent is archived.")
+    _assert_runnable(version)
+    spec = version.frozen_spec
+    organization = run.organization
+
+    try:
+        handle = build_model(model_profile_for(organization, spec.model_profile_id))
+    except ModelUnavailable as exc:
+        raise RunNotRunnable(exc.sentence) from exc
+
+    toolsets = []
+    unbuilt: list[str] = []
+    for binding in spec.enabled_bindings():
+        builder = toolset_builder(binding.id)
+        if builder is None:
+            unbuilt.append(binding.id)
+            continue
+        secret_value = None
+        if binding.secret_id is not None:
+            from apps.vault.models import Secret
+
+            secret = Secret.objects.filter(organization=organization, pk=binding.secret_id).first()
+            if secret is None:
+                raise RunNotRunnable(f"The key of the {binding.id} capability is no longer in the vault.")
+            secret_value = secret_reveal(secret)
+        context = ToolsetContext(
+            organization_id=organization.pk,
+            agent_id=agent_row.pk,
+            run_id=run.pk,
+            user_id=run.user_id,
+            surface=run.surface,
+            secret_value=secret_value,
+        )
+        toolset = builder(binding, context)
+        if toolset is not None:
+            toolsets.append(toolset)
+    if handle.provider == "offline":
+        toolsets.append(offline_toolset())
+
+    instructions = [text for text in (spec.instructions, _setup_section(spec)) if text]
+    meter = RunMeter.open(
+        run=run,
+        provider=handle.provider,
+        model_name=handle.model_name,
+        agent_limit_usd=spec.budget.monthly_usd,
+        org_limit_usd=organization.monthly_budget_usd,
+    )
+    guard = BudgetGuard(meter=meter)
+    agent = Agent(
+        handle.model,
+        instructions="\n\n".join(instructions) or None,
+        toolsets=toolsets,
+        capabilities=[guard],
+        name=f"agent-{agent_row.pk}",
+    )
+    max_steps = spec.limits.max_steps
+    # A resumed run's step limit counts the requests of its earlier segment too.
+    remaining = max(1, max_steps - run.request_count) if resume else max_steps
+    return PreparedRun(
+        run=run,
+        agent=agent,
+        model=handle,
+        user_prompt=None if resume else run.input,
+        message_history=_history_of(run, resume=resume),
+        usage_limits=UsageLimits(request_limit=remaining),
+        max_steps=max_steps,
+        meter=meter,
+        guard=guard,
+        unbuilt_capabilities=unbuilt,
+        deferred_tool_results=deferred_tool_results,
+    )
+
+
+@dataclass
+class DriveState:
+    """What the drive loop saw, kept even when it ends by an exception."""
+
+    agent_run: object | None = None
+    output: str | None = None
+    partial_text: list[str] = field(default_factory=list)
+    messages: list[ModelMessage] | None = None
+
+
+async def drive(prepared: PreparedRun, frames: FramePublisher | None, state: DriveState) -> None:
+    """Run the agent through pydantic-ai's own loop, streaming each node's events as frames."""
+    run_id = prepared.run.pk
+    token = CancellationToken()
+    send = frames.send if frames is not None else (lambda frame: None)
+
+    def settled(record: RequestRecord) -> None:
+        send(
+            {
+                "type": "cost",
+                "request": record.number,
+                "input_tokens": record.input_tokens,
+                "output_tokens": record.output_tokens,
+                "cost_usd": str(record.cost_usd),
+                "cost_is_partial": not record.priced,
+            }
+        )
+
+    prepared.guard.on_settled = settled
+
+    async def watch_for_cancel() -> None:
+        while True:
+            if await sync_to_async(services.run_cancel_requested)(run_id):
+                token.cancel()
+                return
+            await asyncio.sleep(CANCEL_POLL_SECONDS)
+
+    watcher = asyncio.create_task(watch_for_cancel())
+    meter_token = prepared.meter.activate()
+    try:
+        async with prepared.agent.iter(
+            prepared.user_prompt,
+            message_history=prepared.message_history or None,
+            usage_limits=prepared.usage_limits,
+            cancellation_token=token,
+            deferred_tool_results=prepared.deferred_tool_results,
+        ) as agent_run:
+            state.agent_run = agent_run
+            async for node in agent_run:
+                if Agent.is_model_request_node(node):
+                    async with node.stream(agent_run.ctx) as stream:
+                        async for event in stream:
+                            _model_event_frame(event, send, state)
+                elif Agent.is_call_tools_node(node):
+                    async with node.stream(agent_run.ctx) as stream:
+                        async for event in stream:
+                            _tool_event_frame(event, send)
+            state.output = str(agent_run.result.output) if agent_run.result is not None else ""
+    finally:
+        watcher.cancel()
+        from apps.spend.guard import _current_meter
+
+        _current_meter.reset(meter_token)
+        if state.agent_run is not None:
+            try:
+                state.messages = state.agent_run.all_messages()
+            except Exception:  # a run that died before its first node has no history to keep
+                logger.warning("run %s: no message history to record", run_id, exc_info=True)
+
+
+def _model_event_frame(event, send, state: DriveState) -> None:
+    if isinstance(event, PartStartEvent):
+        if isinstance(event.part, TextPart) and event.part.content:
+            state.partial_text.append(event.part.content)
+            send({"type": "text_delta", "delta": event.part.content})
+        elif isinstance(event.part, ThinkingPart) and event.part.content:
+            send({"type": "thinking_delta", "delta": event.part.content})
+    elif isinstance(event, PartDeltaEvent):
+        if isinstance(event.delta, TextPartDelta):
+            state.partial_text.append(event.delta.content_delta)
+            send({"type": "text_delta", "delta": event.delta.content_delta})
+        elif isinstance(event.delta, ThinkingPartDelta) and event.delta.content_delta:
+            send({"type": "thinking_delta", "delta": event.delta.content_delta})
+
+
+def _tool_event_frame(event, send) -> None:
+    if isinstance(event, FunctionToolCallEvent):
+        send(
+            {
+                "type": "tool_call",
+                "tool_name": event.part.tool_name,
+                "tool_call_id": event.part.tool_call_id,
+                "args": event.part.args_as_json_str(),
+            }
+        )
+    elif isinstance(event, FunctionToolResultEvent):
+        part = event.part
+        send(
+            {
+                "type": "tool_result",
+                "tool_name": part.tool_name,
+                "tool_call_id": part.tool_call_id,
+                "content": part.model_response_str(),
+            }
+        )
+
+
+# --- outcomes -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    status: str
+    stop_reason: str
+    error: str = ""
+    budget_refusal: dict | None = None
+
+
+def provider_error_sentence(exc: Exception) -> str:
+    """A controlled sentence for a provider failure; the provider's own text goes to the log only."""
+    status = getattr(exc, "status_code", None)
+    if status == 429:
+        return "The model provider refused the request: rate limited or out of quota (HTTP 429)."
+    if status in (401, 403):
+        return f"The model provider rejected the API key (HTTP {status})."
+    if status == 404:
+        return "The model provider does not know this model (HTTP 404)."
+    if isinstance(status, int) and status >= 500:
+        return f"The model provider failed to answer (HTTP {status})."
+    if isinstance(status, int):
+        return f"The model provider rejected the request (HTTP {status})."
+    return "The model provider could not be reached."
+
+
+def outcome_of(exc: BaseException | None, prepared: PreparedRun | None) -> Outcome:
+    if exc is None:
+        return Outcome(RunStatus.COMPLETED, StopReason.ANSWERED)
+    if isinstance(exc, RunNotRunnable):
+        return Outcome(RunStatus.FAILED, StopReason.NOT_RUNNABLE, exc.sentence)
+    if isinstance(exc, BudgetExceeded):
+        return Outcome(RunStatus.BUDGET_EXCEEDED, StopReason.BUDGET, exc.sentence, exc.as_dict())
+    if isinstance(exc, UsageLimitExceeded):
+        steps = prepared.max_steps if prepared is not None else "its"
+        return Outcome(
+            RunStatus.FAILED,
+            StopReason.STEP_LIMIT,
+            f"The run stopped at its step limit of {steps} model requests (limits.max_steps) before answering.",
+        )
+    if isinstance(exc, (RunCancelled, asyncio.CancelledError)):
+        return Outcome(RunStatus.CANCELLED, StopReason.CANCELLED, "The run was cancelled.")
+    if isinstance(exc, (ModelHTTPError, ModelAPIError)):
+        return Outcome(RunStatus.FAILED, StopReason.PROVIDER_ERROR, provider_error_sentence(exc))
+    if isinstance(exc, UnexpectedModelBehavior):
+        return Outcome(RunStatus.FAILED, StopReason.PROVIDER_ERROR, "The model answered in a way the run could not use.")
+    return Outcome(RunStatus.FAILED, StopReason.INTERNAL_ERROR, INTERNAL_ERROR_SENTENCE)
+
+
+def execute_run(run_id: int, *, resume: bool = False, deferred_tool_results=None) -> str | None:
+    """Claim the run, drive it, and book the result whatever happens. Returns the final status."""
+    if not services.run_claim_running(run_id, resume=resume):
+        logger.info("run %s was not claimable (cancelled, reaped or already running)", run_id)
+        return None
+    run = Run.objects.select_related("organization", "agent", "agent_version").get(pk=run_id)
+    frames = FramePublisher(run.pk)
+    prepared: PreparedRun | None = None
+    state = DriveState()
+    failure: BaseException | None = None
+    try:
+        prepared = prepare(run, resume=resume, deferred_tool_results=deferred_tool_results)
+        frames.send({"type": "run_started", "model_label": prepared.model.label})
+        async_to_sync(drive)(prepared, frames, state)
+    except BaseException as exc:  # every failure is named in the outcome below and logged here
+        failure = exc
+        if isinstance(exc, (ModelHTTPError, ModelAPIError)):
+            logger.warning("run %s: provider error: %s", run_id, exc)
+        elif outcome_of(exc, prepared).stop_reason == StopReason.INTERNAL_ERROR:
+            logger.exception("run %s failed", run_id)
+    finally:
+        outcome = outcome_of(failure, prepared)
+        finished = services.run_finish(
+            run=run,
+            outcome=outcome,
+            model=prepared.model if prepared else None,
+            records=prepared.meter.records if prepared else [],
+            messages=state.messages,
+            output=state.output if state.output is not None else "".join(state.partial_text),
+        )
+        frames.send(
+            {
+                "type": "run_finished",
+                "status": finished.status,
+                "cost_usd": str(finished.cost_usd),
+                "cost_is_partial": finished.cost_is_partial,
+                "error": finished.error,
+            }
+        )
+        frames.close()
+    if failure is not None and not isinstance(failure, Exception):
+        raise failure  # KeyboardInterrupt / SystemExit: booked above, then let the worker stop
+    return finished.status

@@ -1,0 +1,283 @@
+"""Every write of the runs app: creating, claiming, cancelling, finishing and reaping runs.
+
+Transitions are claimed with a conditional UPDATE and the row count checked (STYLE.md), so two
+writers never both move a run.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.db.models import Sum
+from django.utils import timezone
+from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+from apps.audit.services import record_audit
+from apps.orgs.permissions import AGENTS_RUN, RUNS_VIEW, has_org_permission
+from apps.spend.models import Ledger
+from apps.spend.services import budget_counters_reconcile, month_of
+
+from .choices import LIVE_STATUSES, MessageRole, RunStatus, StepKind, StopReason, Surface
+from .events import reset_frames
+from .models import Conversation, Message, Run, RunStep
+
+logger = logging.getLogger(__name__)
+
+REAPED_SENTENCE = (
+    "The stale-run sweep ended this run: it was still {status} {hours} hours after its last "
+    "transition, so the process running it most likely died."
+)
+MAX_INPUT_CHARS = 100_000
+
+
+def _enqueue(run_id: int) -> None:
+    from .tasks import execute_run_task
+
+    execute_run_task.delay(run_id)
+
+
+@transaction.atomic
+def run_create(
+    *,
+    actor,
+    organization,
+    agent,
+    input: str,
+    conversation: Conversation | None = None,
+    surface: str = Surface.API,
+    parent_run: Run | None = None,
+) -> Run:
+    """Create a run ``queued`` against the agent's published version; enqueue it on commit."""
+    if actor is not None and not has_org_permission(actor, organization, AGENTS_RUN):
+        raise PermissionDenied(f"{AGENTS_RUN} is required")
+    if agent.organization_id != organization.pk:
+        raise ValidationError({"agent_id": "no such agent"})
+    if agent.current_version_id is None:
+        raise ValidationError({"agent_id": "the agent has no published version yet; publish it first"})
+    if agent.status == "archived":
+        raise ValidationError({"agent_id": "the agent is archived"})
+    if not input or not input.strip():
+        raise ValidationError({"input": "must not be empty"})
+    if len(input) > MAX_INPUT_CHARS:
+        raise ValidationError({"input": f"at most {MAX_INPUT_CHARS} characters"})
+    if conversation is not None and (
+        conversation.organization_id != organization.pk or conversation.agent_id != agent.pk
+    ):
+        raise ValidationError({"conversation_id": "the conversation belongs to another agent"})
+    if conversation is None:
+        conversation = Conversation.objects.create(
+            organization=organization, agent=agent, user=actor, surface=surface, title=input.strip()[:200]
+        )
+    run = Run.objects.create(
+        organization=organization,
+        agent=agent,
+        agent_version_id=agent.current_version_id,
+        user=actor,
+        surface=surface,
+        conversation=conversation,
+        parent_run=parent_run,
+        input=input,
+        status=RunStatus.QUEUED,
+    )
+    Message.objects.create(conversation=conversation, run=run, role=MessageRole.USER, content=input)
+    Conversation.objects.filter(pk=conversation.pk).update(updated_at=timezone.now())
+
+    def after_commit() -> None:
+        reset_frames(run.pk)
+        _enqueue(run.pk)
+
+    transaction.on_commit(after_commit)
+    return run
+
+
+def run_claim_running(run_id: int, *, resume: bool = False) -> bool:
+    """queued → running (or parked → running for a resume), committed before any model call."""
+    now = timezone.now()
+    from_statuses = [RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_ANSWER] if resume else [RunStatus.QUEUED]
+    updates = {"status": RunStatus.RUNNING, "last_transition_at": now}
+    claimed = Run.objects.filter(pk=run_id, status__in=from_statuses, cancel_requested_at__isnull=True)
+    if not resume:
+        # A resume keeps the original started_at: the run spans both segments (seed 003).
+        updates["started_at"] = now
+    return claimed.update(**updates) == 1
+
+
+def run_cancel_requested(run_id: int) -> bool:
+    return Run.objects.filter(pk=run_id, cancel_requested_at__isnull=False).exists()
+
+
+def may_cancel(user, run: Run) -> bool:
+    """The person who started a run may stop it; so may anyone who reads every run (runs:view)."""
+    return (run.user_id == user.pk and has_org_permission(user, run.organization, AGENTS_RUN)) or has_org_permission(
+        user, run.organization, RUNS_VIEW
+    )
+
+
+@transaction.atomic
+def run_cancel(*, actor, run: Run) -> Run:
+    """Stop a run: a queued one ends here; a running one is stopped by its worker, which books
+    what it spent. Cancelling a finished run is refused."""
+    if actor is not None and not may_cancel(actor, run):
+        raise PermissionDenied("Only the person who started the run, or runs:view, may cancel it.")
+    now = timezone.now()
+    ended_queued = Run.objects.filter(pk=run.pk, status=RunStatus.QUEUED).update(
+        status=RunStatus.CANCELLED,
+        stop_reason=StopReason.CANCELLED,
+        error="The run was cancelled before it started.",
+        cancel_requested_at=now,
+        ended_at=now,
+        last_transition_at=now,
+    )
+    if not ended_queued:
+        flagged = Run.objects.filter(
+            pk=run.pk,
+            status__in=[RunStatus.RUNNING, RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_ANSWER],
+            cancel_requested_at__isnull=True,
+        ).update(cancel_requested_at=now)
+        if not flagged:
+            current = Run.objects.get(pk=run.pk)
+            if current.cancel_requested_at is None:
+                raise ValidationError({"status": f"the run is already {current.status}"})
+        else:
+            # A parked run has no worker to notice: it ends here.
+            Run.objects.filter(
+                pk=run.pk, status__in=[RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_ANSWER]
+            ).update(
+                status=RunStatus.CANCELLED,
+                stop_reason=StopReason.CANCELLED,
+                error="The run was cancelled.",
+                ended_at=now,
+                last_transition_at=now,
+            )
+    record_audit(actor=actor, organization=run.organization, action="run.cancel", subject=run, details={"run_id": run.pk})
+    run.refresh_from_db()
+    return run
+
+
+def _assistant_turn_cost(run: Run, run_cost: Decimal) -> Decimal:
+    """This turn's share: what the run spent minus what its earlier assistant turns claim."""
+    claimed = Message.objects.filter(run=run, role=MessageRole.ASSISTANT).aggregate(total=Sum("cost_usd"))["total"]
+    return run_cost - (claimed or Decimal("0"))
+
+
+def run_finish(*, run: Run, outcome, model, records, messages, output: str) -> Run:
+    """Book the run's end: tokens, cost, transcript, status, its assistant turn and its steps.
+
+    Called from the runner's finally block outside any transaction: the atomic block below is
+    the explicit commit (seed 003: the session context would roll back on the very exception
+    being recorded, and is never reached at all on a cancellation).
+    """
+    now = timezone.now()
+    ledger = Ledger.objects.filter(run_id=run.pk).first()
+    fields = {
+        "status": outcome.status,
+        "stop_reason": outcome.stop_reason,
+        "error": outcome.error[:500],
+        "budget_refusal": outcome.budget_refusal,
+        "output": output,
+        "ended_at": now,
+        "last_transition_at": now,
+    }
+    if model is not None:
+        fields.update(model_label=model.label, model_provider=model.provider, model_name=model.model_name)
+    if ledger is not None:
+        fields.update(
+            cost_usd=ledger.cost_usd,
+            cost_is_partial=ledger.cost_is_partial,
+            input_tokens=ledger.input_tokens,
+            output_tokens=ledger.output_tokens,
+            request_count=ledger.request_count,
+        )
+    if messages is not None:
+        fields["transcript"] = ModelMessagesTypeAdapter.dump_python(messages, mode="json")
+    with transaction.atomic():
+        written = Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(**fields)
+        if not written:
+            # The reaper ended it while it was still alive: its own terminal write lands later and wins.
+            written = Run.objects.filter(pk=run.pk, status=RunStatus.FAILED, stop_reason=StopReason.REAPED).update(
+                **fields
+            )
+        if not written:
+            logger.warning("run %s: finish found it no longer running; outcome %s not written", run.pk, outcome.status)
+            return Run.objects.get(pk=run.pk)
+        start = RunStep.objects.filter(run_id=run.pk).count()
+        RunStep.objects.bulk_create(
+            RunStep(
+                run_id=run.pk,
+                number=start + index + 1,
+                kind=StepKind.MODEL_REQUEST,
+                detail={"model": record.model_name, "tool_calls": record.tool_calls, "priced": record.priced},
+                input_tokens=record.input_tokens,
+                output_tokens=record.output_tokens,
+                cost_usd=record.cost_usd,
+            )
+            for index, record in enumerate(records)
+        )
+        finished = Run.objects.get(pk=run.pk)
+        if finished.conversation_id is not None:
+            Message.objects.create(
+                conversation_id=finished.conversation_id,
+                run=finished,
+                role=MessageRole.ASSISTANT,
+                content=output or "",
+                cost_usd=_assistant_turn_cost(finished, finished.cost_usd),
+                cost_is_partial=finished.cost_is_partial,
+                run_status=finished.status,
+                context_tokens=records[-1].input_tokens if records else None,
+            )
+    return finished
+
+
+def runs_reap_stale(*, now: dt.datetime | None = None) -> int:
+    """End as ``failed`` every run still queued or running STALE_RUN_REAPED_AFTER_HOURS after its
+    last transition (0 turns the sweep off). Returns how many it ended.
+
+    The run row keeps what its ledger booked request by request, marked partial: the request in
+    flight when the worker died may have been billed and never booked, so the figure is a floor.
+    Nobody is notified (seed 003: the sweep has neither the agent nor its spec at hand).
+    """
+    hours = settings.STALE_RUN_REAPED_AFTER_HOURS
+    if not hours:
+        return 0
+    now = now or timezone.now()
+    cutoff = now - dt.timedelta(hours=hours)
+    reaped = 0
+    organizations: set[int] = set()
+    stale = Run.objects.filter(status__in=LIVE_STATUSES, last_transition_at__lt=cutoff)
+    for run_id, status, organization_id in stale.values_list("pk", "status", "organization_id"):
+        ledger = Ledger.objects.filter(run_id=run_id).first()
+        fields = {
+            "status": RunStatus.FAILED,
+            "stop_reason": StopReason.REAPED,
+            "error": REAPED_SENTENCE.format(status=status, hours=hours),
+            "ended_at": now,
+            "last_transition_at": now,
+        }
+        if ledger is not None and ledger.request_count:
+            fields.update(
+                cost_usd=ledger.cost_usd,
+                cost_is_partial=True,
+                input_tokens=ledger.input_tokens,
+                output_tokens=ledger.output_tokens,
+                request_count=ledger.request_count,
+            )
+        # Claimed against the status and age it was read with: a run that moved meanwhile is left alone.
+        if Run.objects.filter(pk=run_id, status=status, last_transition_at__lt=cutoff).update(**fields):
+            reaped += 1
+            organizations.add(organization_id)
+    month = month_of(now)
+    for organization_id in organizations:
+        busy = set(
+            Run.objects.filter(organization_id=organization_id, status=RunStatus.RUNNING).values_list(
+                "agent_id", flat=True
+            )
+        )
+        budget_counters_reconcile(organization_id=organization_id, busy_agent_ids=busy, month=month)
+    if reaped:
+        logger.info("stale-run sweep ended %d run(s)", reaped)
+    return reaped
