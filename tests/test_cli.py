@@ -21,7 +21,9 @@ def test_create_api_key_for_unknown_org_fails(db, capsys):
 
 
 def test_create_org_prints_the_slug_and_makes_the_owner(db, capsys):
-    assert main(["create-org", "--name", "Umbrella Corp", "--owner-email", "alice@umbrella.test"]) == 0
+    assert (
+        main(["create-org", "--name", "Umbrella Corp", "--owner-email", "alice@umbrella.test"]) == 0
+    )
     slug = capsys.readouterr().out.strip()
     assert slug == "umbrella-corp"
     organization = Organization.objects.get(slug=slug)

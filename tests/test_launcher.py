@@ -43,8 +43,12 @@ def _healthz(port: int) -> dict | None:
 
 def _start(env: dict, port: int) -> tuple[subprocess.Popen, dict]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "agenticos.cli", "up"], env=env, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        [sys.executable, "-m", "agenticos.cli", "up"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
     )
     deadline = time.monotonic() + 150
     state = None
@@ -57,7 +61,9 @@ def _start(env: dict, port: int) -> tuple[subprocess.Popen, dict]:
         time.sleep(0.5)
     process.kill()
     output = process.stdout.read() if process.stdout else ""
-    raise AssertionError(f"launcher never became healthy (last /healthz: {state}):\n{output[-4000:]}")
+    raise AssertionError(
+        f"launcher never became healthy (last /healthz: {state}):\n{output[-4000:]}"
+    )
 
 
 def _stop(process: subprocess.Popen) -> tuple[int, str, list[psutil.Process]]:
@@ -84,12 +90,20 @@ def data_root():
 
 
 def _base_env(data_root, port: int) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE"}}
-    env.update({
-        "AGENTICOS_DATA_DIR": str(data_root / "data"), "PORT": str(port),
-        "AGENTICOS_ADMIN_EMAIL": "first@owner.test", "AGENTICOS_ADMIN_PASSWORD": "first-owner-pass",
-        "AGENTICOS_WORKER_CONCURRENCY": "1",
-    })
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE"}
+    }
+    env.update(
+        {
+            "AGENTICOS_DATA_DIR": str(data_root / "data"),
+            "PORT": str(port),
+            "AGENTICOS_ADMIN_EMAIL": "first@owner.test",
+            "AGENTICOS_ADMIN_PASSWORD": "first-owner-pass",
+            "AGENTICOS_WORKER_CONCURRENCY": "1",
+        }
+    )
     return env
 
 
@@ -112,7 +126,9 @@ def test_launcher_on_given_services(data_root, launcher_database):
     redis_parts = urlsplit(settings.REDIS_URL)
     env = _base_env(data_root, port)
     env["DATABASE_URL"] = launcher_database
-    env["REDIS_URL"] = urlunsplit(redis_parts._replace(path="/9"))  # apart from the suite's own keys
+    env["REDIS_URL"] = urlunsplit(
+        redis_parts._replace(path="/9")
+    )  # apart from the suite's own keys
     process, _ = _start(env, port)
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/login/", timeout=5) as page:
         assert page.status == 200 and b"Log in to AgenticOS" in page.read()
@@ -132,7 +148,9 @@ def test_launcher_on_embedded_services_reuses_its_data(data_root):
     env.pop("AGENTICOS_ADMIN_PASSWORD")
     process, _ = _start(env, port)
     recorded = json.loads((data_root / "data" / "services.json").read_text())
-    assert recorded["database_url"].startswith("postgresql://") and recorded["redis_url"].startswith("redis://127.0.0.1:")
+    assert recorded["database_url"].startswith("postgresql://") and recorded[
+        "redis_url"
+    ].startswith("redis://127.0.0.1:")
     code, first_output, alive = _stop(process)
     assert code == 0 and alive == []
     assert "(generated now; shown this once)" in first_output

@@ -40,7 +40,12 @@ def test_database_url_is_postgres_only():
     with pytest.raises(ImproperlyConfigured, match="PostgreSQL only"):
         parse_database_url("sqlite:///db.sqlite3")
     parsed = parse_database_url("postgresql://u:p%40ss@db.example:6543/agenticos")
-    assert (parsed["HOST"], parsed["PORT"], parsed["PASSWORD"], parsed["NAME"]) == ("db.example", "6543", "p@ss", "agenticos")
+    assert (parsed["HOST"], parsed["PORT"], parsed["PASSWORD"], parsed["NAME"]) == (
+        "db.example",
+        "6543",
+        "p@ss",
+        "agenticos",
+    )
     socket = parse_database_url("postgresql://postgres:@/agenticos?host=/tmp/pg")
     assert socket["HOST"] == "/tmp/pg"
 

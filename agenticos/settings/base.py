@@ -33,7 +33,9 @@ def _recorded_services() -> dict:
     except FileNotFoundError:
         return {}
     except ValueError:
-        raise ImproperlyConfigured(f"{SERVICES_FILE} is not valid JSON; delete it and restart") from None
+        raise ImproperlyConfigured(
+            f"{SERVICES_FILE} is not valid JSON; delete it and restart"
+        ) from None
 
 
 def _local_secret(filename: str, make) -> str:
@@ -63,7 +65,9 @@ DATABASES = {
 REDIS_URL = check_redis_url(REDIS_URL or "redis://127.0.0.1:6379/0")
 
 DEBUG = env_bool("DEBUG", False)
-SECRET_KEY = env_str("SECRET_KEY", None) or _local_secret("secret_key", lambda: secrets.token_urlsafe(50))
+SECRET_KEY = env_str("SECRET_KEY", None) or _local_secret(
+    "secret_key", lambda: secrets.token_urlsafe(50)
+)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -99,6 +103,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Before the organization is chosen: an impersonating admin acts in the account's orgs.
+    "apps.audit.middleware.ImpersonationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "apps.orgs.middleware.CurrentOrganizationMiddleware",
@@ -130,7 +136,10 @@ AUTHENTICATION_BACKENDS = [
     "guardian.backends.ObjectPermissionBackend",
 ]
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": 10},
+    },
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 LOGIN_URL = "login"
@@ -172,9 +181,14 @@ EMAIL_BACKEND = (
 )
 
 # --- Redis: cache, channels, celery --------------------------------------------------------
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+}
 CHANNEL_LAYERS = {
-    "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
+    "default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [REDIS_URL]},
+    }
 }
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = None
@@ -218,7 +232,9 @@ SPECTACULAR_SETTINGS = {
 # --- Product settings (MAP.md "Settings") ---------------------------------------------------
 # A new organization's monthly cap; an existing organization is never changed by this value.
 # Set but empty means new organizations start uncapped.
-DEFAULT_ORG_MONTHLY_BUDGET_USD = env_optional_decimal("DEFAULT_ORG_MONTHLY_BUDGET_USD", Decimal("100"))
+DEFAULT_ORG_MONTHLY_BUDGET_USD = env_optional_decimal(
+    "DEFAULT_ORG_MONTHLY_BUDGET_USD", Decimal("100")
+)
 APPROVAL_EXPIRY_HOURS = env_int("APPROVAL_EXPIRY_HOURS", 72, minimum=1)
 STALE_RUN_REAPED_AFTER_HOURS = env_int("STALE_RUN_REAPED_AFTER_HOURS", 6, minimum=0)
 QUESTION_EXPIRY_HOURS = env_int("QUESTION_EXPIRY_HOURS", 24, minimum=1)

@@ -88,7 +88,9 @@ def parse_database_url(url: str, *, name: str = "DATABASE_URL") -> dict:
     """Turn ``postgres://user:pass@host:port/db?host=/socket/dir`` into Django's dict."""
     parts = urlsplit(url)
     if parts.scheme not in {"postgres", "postgresql"}:
-        raise ImproperlyConfigured(f"{name} must be a postgres:// URL (PostgreSQL only), got scheme {parts.scheme!r}")
+        raise ImproperlyConfigured(
+            f"{name} must be a postgres:// URL (PostgreSQL only), got scheme {parts.scheme!r}"
+        )
     query = parse_qs(parts.query)
     host = query.get("host", [parts.hostname or ""])[0]
     database = unquote(parts.path.lstrip("/"))

@@ -443,7 +443,12 @@ def _check_model_profile(spec: AgentSpec, organization, errors) -> None:
 
 
 def validate_spec(spec, *, organization, actor, agent=None) -> list[PublishError]:
-    """Every publish rule; an empty list means the spec may be published (or run)."""
+    """Every publish rule; an empty list means the spec may be published (or run).
+
+    ``organization=None`` (``agenticos spec validate`` without ``--org``) checks everything that
+    needs no organization: keys in the vault, sandbox connections, delegate rows and the model
+    profile are then left to the publish itself.
+    """
     parsed_spec, errors = parse_spec(spec)
     if parsed_spec is None:
         return errors
@@ -474,16 +479,20 @@ def validate_spec(spec, *, organization, actor, agent=None) -> list[PublishError
         _check_scopes(binding, cap, errors)
         if parsed is None:
             continue  # its config errors already say what to fix
-        _check_key(binding, cap, parsed, organization, errors)
-        if cap.id == "sandbox":
-            _check_sandbox(binding, parsed, organization, errors)
-        elif cap.id == "coding_agent":
+        if organization is not None:
+            _check_key(binding, cap, parsed, organization, errors)
+            if cap.id == "sandbox":
+                _check_sandbox(binding, parsed, organization, errors)
+        if cap.id == "coding_agent":
             _check_coding_agent(binding, spec, errors)
         elif cap.id == "subagents":
             _check_subagents(binding, parsed, spec, errors)
 
-    _check_delegates(spec, organization, actor, agent, errors)
-    _check_model_profile(spec, organization, errors)
+    if organization is not None:
+        _check_delegates(spec, organization, actor, agent, errors)
+        _check_model_profile(spec, organization, errors)
+    elif spec.delegates and not (spec.binding("subagents") and spec.binding("subagents").enabled):
+        errors.append(PublishError(None, "delegates", "delegates are named but delegation is disabled: enable Subagents, or remove the delegates"))
     return errors
 
 

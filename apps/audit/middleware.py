@@ -20,7 +20,10 @@ class ImpersonationMiddleware:
         request.impersonation = None
         request.real_user = getattr(request, "user", None)
         session = getattr(request, "session", None)
-        if session is not None and SESSION_KEY in session:
+        # A request carrying its own credentials (an API key) acts as that key's owner, never
+        # under the browser session's impersonation.
+        bearer = "HTTP_AUTHORIZATION" in request.META
+        if session is not None and SESSION_KEY in session and not bearer:
             impersonation = active_impersonation(session=session, real_user=request.user)
             if impersonation is not None:
                 request.impersonator = impersonation.impersonator

@@ -6,7 +6,11 @@ from apps.orgs.choices import Role
 class OrganizationForm(forms.Form):
     name = forms.CharField(max_length=200)
     monthly_budget_usd = forms.DecimalField(
-        label="Monthly budget (USD)", max_digits=12, decimal_places=2, min_value=0, required=False,
+        label="Monthly budget (USD)",
+        max_digits=12,
+        decimal_places=2,
+        min_value=0,
+        required=False,
         help_text="Every run of every agent in this organization stops at this cap. Empty means no cap.",
     )
 

@@ -9,7 +9,9 @@ urlpatterns = [
     path("switch-org/", views.switch_organization, name="switch-org"),
     path("settings/organization/", views.organization_settings, name="organization-settings"),
     path("settings/members/", views.members, name="members"),
-    path("settings/members/<int:membership_id>/role/", views.member_change_role, name="member-role"),
+    path(
+        "settings/members/<int:membership_id>/role/", views.member_change_role, name="member-role"
+    ),
     path("settings/members/<int:membership_id>/remove/", views.member_remove, name="member-remove"),
     path("settings/api-keys/", views.api_keys, name="api-keys"),
     path("settings/api-keys/<int:key_id>/revoke/", views.api_key_revoke, name="api-key-revoke"),

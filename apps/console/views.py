@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.tokens import default_token_generator
-from django.core.mail import send_mail
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.mail import send_mail
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -43,7 +43,9 @@ def dashboard(request):
 @login_required
 @require_POST
 def switch_organization(request):
-    organization = selectors.organization_for_user(request.user, request.POST.get("organization_id"))
+    organization = selectors.organization_for_user(
+        request.user, request.POST.get("organization_id")
+    )
     if organization is None:
         raise Http404
     request.session[SESSION_KEY] = organization.pk
@@ -69,7 +71,9 @@ def organization_settings(request):
                 actor=request.user,
                 organization=organization,
                 name=form.cleaned_data["name"] if can_rename else None,
-                monthly_budget_usd=form.cleaned_data["monthly_budget_usd"] if can_manage_budget else _UNCHANGED,
+                monthly_budget_usd=form.cleaned_data["monthly_budget_usd"]
+                if can_manage_budget
+                else _UNCHANGED,
             )
         except PermissionDenied as denied:
             messages.error(request, f"Not saved: {denied}.")
@@ -81,7 +85,12 @@ def organization_settings(request):
     return render(
         request,
         "console/settings_organization.html",
-        {"form": form, "can_manage_budget": can_manage_budget, "can_rename": can_rename, "organization": organization},
+        {
+            "form": form,
+            "can_manage_budget": can_manage_budget,
+            "can_rename": can_rename,
+            "organization": organization,
+        },
     )
 
 
@@ -93,18 +102,28 @@ def members(request):
     form = InviteForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            membership = services.membership_add(actor=request.user, organization=organization, **form.cleaned_data)
+            membership = services.membership_add(
+                actor=request.user, organization=organization, **form.cleaned_data
+            )
         except (ValidationError, PermissionDenied) as error:
-            messages.error(request, _error_text(error) if isinstance(error, ValidationError) else str(error))
+            messages.error(
+                request, _error_text(error) if isinstance(error, ValidationError) else str(error)
+            )
         else:
             if not membership.user.has_usable_password():
                 _send_invitation(request, membership.user, organization)
-            messages.success(request, f"{membership.user.email} joined as {membership.get_role_display()}.")
+            messages.success(
+                request, f"{membership.user.email} joined as {membership.get_role_display()}."
+            )
             return redirect("console:members")
     return render(
         request,
         "console/settings_members.html",
-        {"form": form, "memberships": selectors.memberships_for(organization), "role_form": RoleForm()},
+        {
+            "form": form,
+            "memberships": selectors.memberships_for(organization),
+            "role_form": RoleForm(),
+        },
     )
 
 
@@ -131,8 +150,12 @@ def member_change_role(request, membership_id: int):
     form = RoleForm(request.POST)
     if form.is_valid():
         try:
-            services.membership_change_role(actor=request.user, membership=membership, role=form.cleaned_data["role"])
-            messages.success(request, f"{membership.user.email} is now {membership.get_role_display()}.")
+            services.membership_change_role(
+                actor=request.user, membership=membership, role=form.cleaned_data["role"]
+            )
+            messages.success(
+                request, f"{membership.user.email} is now {membership.get_role_display()}."
+            )
         except ValidationError as error:
             messages.error(request, _error_text(error))
     return redirect("console:members")
@@ -158,13 +181,20 @@ def api_keys(request):
     new_key = None
     if request.method == "POST" and form.is_valid():
         _, new_key = services.api_key_create(
-            actor=request.user, organization=organization, user=request.user, name=form.cleaned_data["name"]
+            actor=request.user,
+            organization=organization,
+            user=request.user,
+            name=form.cleaned_data["name"],
         )
         form = ApiKeyForm()
     return render(
         request,
         "console/settings_api_keys.html",
-        {"form": form, "new_key": new_key, "keys": selectors.api_keys_visible_to(request.user, organization)},
+        {
+            "form": form,
+            "new_key": new_key,
+            "keys": selectors.api_keys_visible_to(request.user, organization),
+        },
     )
 
 
@@ -172,7 +202,9 @@ def api_keys(request):
 @require_POST
 def api_key_revoke(request, key_id: int):
     organization = _organization(request)
-    api_key = get_object_or_404(selectors.api_keys_visible_to(request.user, organization), pk=key_id)
+    api_key = get_object_or_404(
+        selectors.api_keys_visible_to(request.user, organization), pk=key_id
+    )
     services.api_key_revoke(actor=request.user, api_key=api_key)
     messages.success(request, f"Key {api_key.prefix}… revoked.")
     return redirect("console:api-keys")

@@ -41,12 +41,17 @@ class OrganizationAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         if not change:
-            raise PermissionDenied("Create organizations with `agenticos create-org` so they get an owner.")
+            raise PermissionDenied(
+                "Create organizations with `agenticos create-org` so they get an owner."
+            )
         original = Organization.objects.get(pk=obj.pk)
         try:
             services.organization_update(
-                actor=request.user, organization=original, name=obj.name,
-                monthly_budget_usd=obj.monthly_budget_usd, chat_may_waive_approvals=obj.chat_may_waive_approvals,
+                actor=request.user,
+                organization=original,
+                name=obj.name,
+                monthly_budget_usd=obj.monthly_budget_usd,
+                chat_may_waive_approvals=obj.chat_may_waive_approvals,
             )
         except (ValidationError, PermissionDenied) as error:
             self.message_user(request, f"Not saved: {error}", level=messages.ERROR)
@@ -64,7 +69,9 @@ class MembershipAdmin(admin.ModelAdmin):
         return False  # invite from Settings → Members, where it is audited
 
     def save_model(self, request, obj, form, change):
-        services.membership_change_role(actor=request.user, membership=Membership.objects.get(pk=obj.pk), role=obj.role)
+        services.membership_change_role(
+            actor=request.user, membership=Membership.objects.get(pk=obj.pk), role=obj.role
+        )
 
     def delete_model(self, request, obj):
         services.membership_remove(actor=request.user, membership=obj)
@@ -72,13 +79,29 @@ class MembershipAdmin(admin.ModelAdmin):
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
-    list_display = ["name", "prefix", "user", "organization", "created_at", "last_used_at", "revoked_at"]
+    list_display = [
+        "name",
+        "prefix",
+        "user",
+        "organization",
+        "created_at",
+        "last_used_at",
+        "revoked_at",
+    ]
     list_filter = ["organization", ("revoked_at", admin.EmptyFieldListFilter)]
     search_fields = ["name", "prefix", "user__email", "organization__name"]
     list_select_related = ["user", "organization"]
     # The hash is never shown; keys are created where they can be shown once.
     exclude = ["key_hash"]
-    readonly_fields = ["organization", "user", "name", "prefix", "created_at", "last_used_at", "revoked_at"]
+    readonly_fields = [
+        "organization",
+        "user",
+        "name",
+        "prefix",
+        "created_at",
+        "last_used_at",
+        "revoked_at",
+    ]
     actions = ["revoke"]
 
     def has_add_permission(self, request):

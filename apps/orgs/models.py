@@ -90,7 +90,9 @@ class Organization(models.Model):
 class Membership(models.Model):
     """A person's place in an organization, with exactly one role."""
 
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="memberships")
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="memberships"
+    )
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -98,7 +100,9 @@ class Membership(models.Model):
     class Meta:
         ordering = ["organization", "user__email"]
         constraints = [
-            models.UniqueConstraint(fields=["organization", "user"], name="membership_unique_person_per_org"),
+            models.UniqueConstraint(
+                fields=["organization", "user"], name="membership_unique_person_per_org"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -112,7 +116,9 @@ class ApiKey(models.Model):
     (the first characters) lets a person recognise a key in a list without revealing it.
     """
 
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="api_keys")
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="api_keys"
+    )
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="api_keys")
     name = models.CharField(max_length=100)
     prefix = models.CharField(max_length=16)
@@ -134,4 +140,3 @@ class ApiKey(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
-

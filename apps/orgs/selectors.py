@@ -27,14 +27,23 @@ def organization_for_user(user: User, organization_id) -> Organization | None:
 
 
 def default_organization_for_user(user: User) -> Organization | None:
-    membership = Membership.objects.filter(user=user).select_related("organization").order_by("created_at").first()
+    membership = (
+        Membership.objects.filter(user=user)
+        .select_related("organization")
+        .order_by("created_at")
+        .first()
+    )
     if membership is not None:
         return membership.organization
     return organizations_for_user(user).order_by("pk").first()
 
 
 def memberships_for(organization: Organization) -> QuerySet[Membership]:
-    return Membership.objects.filter(organization=organization).select_related("user").order_by("user__email")
+    return (
+        Membership.objects.filter(organization=organization)
+        .select_related("user")
+        .order_by("user__email")
+    )
 
 
 def api_keys_visible_to(user: User, organization: Organization) -> QuerySet[ApiKey]:

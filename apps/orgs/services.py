@@ -37,7 +37,9 @@ def _unique_slug(name: str) -> str:
 
 
 @transaction.atomic
-def organization_create(*, actor: User | None, name: str, owner: User, slug: str | None = None) -> Organization:
+def organization_create(
+    *, actor: User | None, name: str, owner: User, slug: str | None = None
+) -> Organization:
     """Create an organization with its owner.
 
     The monthly cap is copied from DEFAULT_ORG_MONTHLY_BUDGET_USD now and never again: changing
@@ -54,7 +56,11 @@ def organization_create(*, actor: User | None, name: str, owner: User, slug: str
         organization=organization,
         action="org.create" if actor else "org.create.shell",
         subject=organization,
-        details={"name": name, "owner_user_id": owner.pk, "monthly_budget_usd": _money(organization.monthly_budget_usd)},
+        details={
+            "name": name,
+            "owner_user_id": owner.pk,
+            "monthly_budget_usd": _money(organization.monthly_budget_usd),
+        },
     )
     _run_setup_hooks(organization, owner)
     return organization
@@ -82,8 +88,12 @@ def _money(value: Decimal | None) -> str | None:
 
 @transaction.atomic
 def organization_update(
-    *, actor: User, organization: Organization, name: str | None = None,
-    monthly_budget_usd: Decimal | None | object = ..., chat_may_waive_approvals: bool | None = None,
+    *,
+    actor: User,
+    organization: Organization,
+    name: str | None = None,
+    monthly_budget_usd: Decimal | None | object = ...,
+    chat_may_waive_approvals: bool | None = None,
 ) -> Organization:
     """Change the organization's settings; each field is gated by its own permission."""
     organization = Organization.objects.select_for_update().get(pk=organization.pk)
@@ -95,27 +105,42 @@ def organization_update(
     if monthly_budget_usd is not ... and monthly_budget_usd != organization.monthly_budget_usd:
         _require(actor, organization, BUDGETS_MANAGE)
         if monthly_budget_usd is not None and monthly_budget_usd < 0:
-            raise ValidationError({"monthly_budget_usd": "must be zero or more, or empty for no cap"})
+            raise ValidationError(
+                {"monthly_budget_usd": "must be zero or more, or empty for no cap"}
+            )
         changed["monthly_budget_usd"] = {
-            "from": _money(organization.monthly_budget_usd), "to": _money(monthly_budget_usd)
+            "from": _money(organization.monthly_budget_usd),
+            "to": _money(monthly_budget_usd),
         }
         organization.monthly_budget_usd = monthly_budget_usd
-    if chat_may_waive_approvals is not None and chat_may_waive_approvals != organization.chat_may_waive_approvals:
+    if (
+        chat_may_waive_approvals is not None
+        and chat_may_waive_approvals != organization.chat_may_waive_approvals
+    ):
         # Seed 003: the switch is changed by someone with approvals:decide.
         _require(actor, organization, "approvals:decide")
         changed["chat_may_waive_approvals"] = {
-            "from": organization.chat_may_waive_approvals, "to": chat_may_waive_approvals
+            "from": organization.chat_may_waive_approvals,
+            "to": chat_may_waive_approvals,
         }
         organization.chat_may_waive_approvals = chat_may_waive_approvals
     if changed:
         organization.save(update_fields=[*changed])
         action = "budget.change" if list(changed) == ["monthly_budget_usd"] else "org.update"
-        record_audit(actor=actor, organization=organization, action=action, subject=organization, details=changed)
+        record_audit(
+            actor=actor,
+            organization=organization,
+            action=action,
+            subject=organization,
+            details=changed,
+        )
     return organization
 
 
 @transaction.atomic
-def membership_add(*, actor: User | None, organization: Organization, email: str, role: str) -> Membership:
+def membership_add(
+    *, actor: User | None, organization: Organization, email: str, role: str
+) -> Membership:
     """Invite a person by email: an existing account joins; a new one is created without a
     password and gets a link to set one (views send it)."""
     _require(actor, organization, MEMBERS_MANAGE)
@@ -130,7 +155,10 @@ def membership_add(*, actor: User | None, organization: Organization, email: str
         raise ValidationError({"email": f"{email} is already a member of {organization.name}"})
     membership = Membership.objects.create(organization=organization, user=user, role=role)
     record_audit(
-        actor=actor, organization=organization, action="membership.add", subject=membership,
+        actor=actor,
+        organization=organization,
+        action="membership.add",
+        subject=membership,
         details={"user_id": user.pk, "email": email, "role": role},
     )
     return membership
@@ -147,7 +175,9 @@ def _guard_owner_grant(actor: User | None, organization: Organization, role: str
 def _guard_last_owner(membership: Membership) -> None:
     if membership.role != Role.OWNER:
         return
-    owners = Membership.objects.select_for_update().filter(organization_id=membership.organization_id, role=Role.OWNER)
+    owners = Membership.objects.select_for_update().filter(
+        organization_id=membership.organization_id, role=Role.OWNER
+    )
     if owners.count() <= 1:
         raise ValidationError({"role": "an organization keeps at least one owner"})
 
@@ -168,7 +198,10 @@ def membership_change_role(*, actor: User, membership: Membership, role: str) ->
     membership.role = role
     membership.save(update_fields=["role"])
     record_audit(
-        actor=actor, organization=organization, action="membership.role_change", subject=membership,
+        actor=actor,
+        organization=organization,
+        action="membership.role_change",
+        subject=membership,
         details={"user_id": membership.user_id, "from": previous, "to": role},
     )
     return membership
@@ -182,13 +215,16 @@ def membership_remove(*, actor: User, membership: Membership) -> None:
         _guard_owner_grant(actor, organization, Role.OWNER)
         _guard_last_owner(membership)
     record_audit(
-        actor=actor, organization=organization, action="membership.remove", subject=membership,
+        actor=actor,
+        organization=organization,
+        action="membership.remove",
+        subject=membership,
         details={"user_id": membership.user_id, "role": membership.role},
     )
     # A removed person's keys stop working with their membership.
-    ApiKey.objects.filter(organization=organization, user_id=membership.user_id, revoked_at__isnull=True).update(
-        revoked_at=timezone.now()
-    )
+    ApiKey.objects.filter(
+        organization=organization, user_id=membership.user_id, revoked_at__isnull=True
+    ).update(revoked_at=timezone.now())
     membership.delete()
 
 
@@ -197,7 +233,9 @@ def hash_api_key(raw_key: str) -> str:
 
 
 @transaction.atomic
-def api_key_create(*, actor: User | None, organization: Organization, user: User, name: str) -> tuple[ApiKey, str]:
+def api_key_create(
+    *, actor: User | None, organization: Organization, user: User, name: str
+) -> tuple[ApiKey, str]:
     """Issue a key for `user` in `organization`; returns the row and the key, shown this once.
 
     A person issues keys for themselves; issuing one for someone else takes members:manage.
@@ -208,13 +246,18 @@ def api_key_create(*, actor: User | None, organization: Organization, user: User
         raise ValidationError({"user": f"{user.email} is not a member of {organization.name}"})
     raw_key = API_KEY_PREFIX + secrets.token_urlsafe(32)
     api_key = ApiKey.objects.create(
-        organization=organization, user=user, name=name or "API key",
-        prefix=raw_key[: len(API_KEY_PREFIX) + 6], key_hash=hash_api_key(raw_key),
+        organization=organization,
+        user=user,
+        name=name or "API key",
+        prefix=raw_key[: len(API_KEY_PREFIX) + 6],
+        key_hash=hash_api_key(raw_key),
     )
     record_audit(
-        actor=actor, organization=organization,
+        actor=actor,
+        organization=organization,
         action="api_key.create" if actor else "api_key.create.shell",
-        subject=api_key, details={"user_id": user.pk, "name": api_key.name, "prefix": api_key.prefix},
+        subject=api_key,
+        details={"user_id": user.pk, "name": api_key.name, "prefix": api_key.prefix},
     )
     return api_key, raw_key
 
@@ -223,11 +266,16 @@ def api_key_create(*, actor: User | None, organization: Organization, user: User
 def api_key_revoke(*, actor: User, api_key: ApiKey) -> ApiKey:
     if actor.pk != api_key.user_id:
         _require(actor, api_key.organization, MEMBERS_MANAGE)
-    claimed = ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    claimed = ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(
+        revoked_at=timezone.now()
+    )
     if claimed:
         api_key.refresh_from_db(fields=["revoked_at"])
         record_audit(
-            actor=actor, organization=api_key.organization, action="api_key.revoke", subject=api_key,
+            actor=actor,
+            organization=api_key.organization,
+            action="api_key.revoke",
+            subject=api_key,
             details={"user_id": api_key.user_id, "prefix": api_key.prefix},
         )
     return api_key
@@ -252,7 +300,9 @@ def api_key_authenticate(raw_key: str) -> ApiKey | None:
 
 
 @transaction.atomic
-def bootstrap(*, org_name: str, admin_email: str, admin_password: str | None) -> tuple[Organization, User, str | None]:
+def bootstrap(
+    *, org_name: str, admin_email: str, admin_password: str | None
+) -> tuple[Organization, User, str | None]:
     """Create the first organization and its owner; idempotent.
 
     Returns the organization, the owner and the generated password (None when it was given or
@@ -273,4 +323,3 @@ def bootstrap(*, org_name: str, admin_email: str, admin_password: str | None) ->
             Membership.objects.create(organization=organization, user=owner, role=Role.OWNER)
         _run_setup_hooks(organization, owner)
     return organization, owner, generated
-

@@ -22,7 +22,7 @@ from apps.orgs.permissions import AGENTS_RUN, RUNS_VIEW, has_org_permission
 from apps.spend.models import Ledger
 from apps.spend.services import budget_counters_reconcile, month_of
 
-from .choices import LIVE_STATUSES, MessageRole, RunStatus, StepKind, StopReason, Surface
+from .choices import LIVE_STATUSES, TERMINAL_STATUSES, MessageRole, RunStatus, StepKind, StopReason, Surface
 from .events import reset_frames
 from .models import Conversation, Message, Run, RunStep
 
@@ -141,8 +141,9 @@ def run_cancel(*, actor, run: Run) -> Run:
         ).update(cancel_requested_at=now)
         if not flagged:
             current = Run.objects.get(pk=run.pk)
-            if current.cancel_requested_at is None:
+            if current.status in TERMINAL_STATUSES:
                 raise ValidationError({"status": f"the run is already {current.status}"})
+            return current  # a cancel already on its way: asking twice changes nothing
         else:
             # A parked run has no worker to notice: it ends here.
             Run.objects.filter(

@@ -55,7 +55,11 @@ class BudgetExceeded(Exception):
         )
 
     def as_dict(self) -> dict:
-        return {"scope": str(self.scope), "limit_usd": str(self.limit_usd), "spent_usd": str(self.spent_usd)}
+        return {
+            "scope": str(self.scope),
+            "limit_usd": str(Decimal(self.limit_usd).quantize(Decimal("0.01"))),
+            "spent_usd": str(self.spent_usd),
+        }
 
 
 # --- counters -----------------------------------------------------------------------------------

@@ -7,8 +7,11 @@ from .models import Secret
 
 class SecretAdminForm(forms.ModelForm):
     # Write-only: the field is always empty when the form opens.
-    value = forms.CharField(widget=forms.PasswordInput(render_value=False), required=False,
-                            help_text="Type a new value to set or rotate it; it is never shown.")
+    value = forms.CharField(
+        widget=forms.PasswordInput(render_value=False),
+        required=False,
+        help_text="Type a new value to set or rotate it; it is never shown.",
+    )
 
     class Meta:
         model = Secret
@@ -34,6 +37,11 @@ class SecretAdmin(admin.ModelAdmin):
             else:
                 obj.save(update_fields=["name", "purpose"])
         else:
-            created = services.secret_create(actor=request.user, organization=obj.organization,
-                                             name=obj.name, purpose=obj.purpose, value=value or "")
+            created = services.secret_create(
+                actor=request.user,
+                organization=obj.organization,
+                name=obj.name,
+                purpose=obj.purpose,
+                value=value or "",
+            )
             obj.pk = created.pk

@@ -21,20 +21,26 @@ class Secret(models.Model):
     binding cannot be handed, say, a Slack token as its search key by mistake.
     """
 
-    organization = models.ForeignKey("orgs.Organization", on_delete=models.CASCADE, related_name="secrets")
+    organization = models.ForeignKey(
+        "orgs.Organization", on_delete=models.CASCADE, related_name="secrets"
+    )
     name = models.CharField(max_length=100)
     purpose = models.CharField(max_length=32, choices=SecretPurpose.choices)
     ciphertext = models.BinaryField(editable=False)
     # The last four characters, so a person can tell two keys apart without seeing either.
     hint = models.CharField(max_length=8, blank=True, editable=False)
-    created_by = models.ForeignKey("orgs.User", on_delete=models.SET_NULL, null=True, related_name="+")
+    created_by = models.ForeignKey(
+        "orgs.User", on_delete=models.SET_NULL, null=True, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     rotated_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["name"]
         constraints = [
-            models.UniqueConstraint(fields=["organization", "name"], name="secret_name_unique_per_org"),
+            models.UniqueConstraint(
+                fields=["organization", "name"], name="secret_name_unique_per_org"
+            ),
         ]
 
     def __str__(self) -> str:

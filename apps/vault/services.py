@@ -35,11 +35,20 @@ def secret_create(*, actor, organization, name: str, purpose: str, value: str) -
     if not value:
         raise ValidationError({"value": "must not be empty"})
     secret = Secret.objects.create(
-        organization=organization, name=name, purpose=purpose,
-        ciphertext=_fernet().encrypt(value.encode()), hint=_hint(value), created_by=actor,
+        organization=organization,
+        name=name,
+        purpose=purpose,
+        ciphertext=_fernet().encrypt(value.encode()),
+        hint=_hint(value),
+        created_by=actor,
     )
-    record_audit(actor=actor, organization=organization, action="secret.create", subject=secret,
-                 details={"name": name, "purpose": purpose})
+    record_audit(
+        actor=actor,
+        organization=organization,
+        action="secret.create",
+        subject=secret,
+        details={"name": name, "purpose": purpose},
+    )
     return secret
 
 
@@ -53,8 +62,13 @@ def secret_rotate(*, actor, secret: Secret, value: str) -> Secret:
     secret.hint = _hint(value)
     secret.rotated_at = timezone.now()
     secret.save(update_fields=["ciphertext", "hint", "rotated_at"])
-    record_audit(actor=actor, organization=secret.organization, action="secret.rotate", subject=secret,
-                 details={"name": secret.name})
+    record_audit(
+        actor=actor,
+        organization=secret.organization,
+        action="secret.rotate",
+        subject=secret,
+        details={"name": secret.name},
+    )
     return secret
 
 
@@ -63,4 +77,6 @@ def secret_reveal(secret: Secret) -> str:
     try:
         return _fernet().decrypt(bytes(secret.ciphertext)).decode()
     except InvalidToken:
-        raise SecretUnreadable(f"secret {secret.pk} does not decrypt with AGENTICOS_VAULT_KEY") from None
+        raise SecretUnreadable(
+            f"secret {secret.pk} does not decrypt with AGENTICOS_VAULT_KEY"
+        ) from None

@@ -1,9 +1,7 @@
-"""Fixtures of the audit tests: checkpoints in a temporary directory, the impersonation
-middleware and the audit routes switched on until the lead wires them into settings/urls."""
+"""Fixtures of the audit tests: checkpoints in a temporary directory and a stand-in route for the
+endpoints that must refuse impersonation."""
 
 import pytest
-
-MIDDLEWARE_PATH = "apps.audit.middleware.ImpersonationMiddleware"
 
 
 @pytest.fixture(autouse=True)
@@ -14,14 +12,6 @@ def checkpoint_dir(settings, tmp_path):
 
 
 @pytest.fixture(autouse=True)
-def audit_wiring(settings):
-    if MIDDLEWARE_PATH not in settings.MIDDLEWARE:
-        middleware = list(settings.MIDDLEWARE)
-        # After authentication (it reads the signed-in admin), before the organization is chosen
-        # (which must be chosen for the account being acted as).
-        middleware.insert(
-            middleware.index("django.contrib.auth.middleware.AuthenticationMiddleware") + 1,
-            MIDDLEWARE_PATH,
-        )
-        settings.MIDDLEWARE = middleware
+def stand_in_routes(settings):
+    # The project's routes plus a stand-in for the credential-pinning endpoints (tests/audit/urls.py).
     settings.ROOT_URLCONF = "tests.audit.urls"

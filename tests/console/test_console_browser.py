@@ -13,8 +13,14 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 @pytest.fixture
@@ -22,7 +28,9 @@ def page():
     from playwright.sync_api import sync_playwright
 
     if not os.path.exists(CHROMIUM):
-        pytest.fail(f"{CHROMIUM} is missing: `apt-get install -y chromium` (make test / .ci/run do it)")
+        pytest.fail(
+            f"{CHROMIUM} is missing: `apt-get install -y chromium` (make test / .ci/run do it)"
+        )
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         context = browser.new_context()
@@ -38,7 +46,9 @@ def _log_in(page, live_server, email):
     page.wait_for_selector("#org-switcher")
 
 
-def test_owner_switches_org_and_changes_budget_member_is_refused(page, live_server, org, other_org, owner, member):
+def test_owner_switches_org_and_changes_budget_member_is_refused(
+    page, live_server, org, other_org, owner, member
+):
     MembershipFactory(organization=other_org, user=owner, role="owner")
 
     _log_in(page, live_server, owner.email)

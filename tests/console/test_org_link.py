@@ -46,7 +46,9 @@ class TestSettingsPages:
 
     def test_owner_changes_the_budget(self, client, org, owner):
         client.force_login(owner)
-        response = client.post("/settings/organization/", {"name": "Acme", "monthly_budget_usd": "55"}, follow=True)
+        response = client.post(
+            "/settings/organization/", {"name": "Acme", "monthly_budget_usd": "55"}, follow=True
+        )
         org.refresh_from_db()
         assert str(org.monthly_budget_usd) == "55.00"
         assert "saved" in response.content.decode()

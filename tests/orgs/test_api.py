@@ -7,7 +7,6 @@ from apps.orgs.models import ApiKey, Membership
 from apps.orgs.services import api_key_create
 
 
-
 def _membership(org, user):
     return Membership.objects.get(organization=org, user=user)
 
@@ -26,26 +25,36 @@ class TestOrganization:
         assert other.json() == missing.json()
 
     def test_owner_changes_budget(self, org, owner, client_for):
-        response = client_for(owner, org).patch(f"/api/v1/orgs/{org.pk}/", {"monthly_budget_usd": "12.00"}, format="json")
+        response = client_for(owner, org).patch(
+            f"/api/v1/orgs/{org.pk}/", {"monthly_budget_usd": "12.00"}, format="json"
+        )
         assert response.status_code == 200, response.content
         assert response.json()["monthly_budget_usd"] == "12.00"
 
     def test_null_budget_means_no_cap(self, org, owner, client_for):
-        response = client_for(owner, org).patch(f"/api/v1/orgs/{org.pk}/", {"monthly_budget_usd": None}, format="json")
+        response = client_for(owner, org).patch(
+            f"/api/v1/orgs/{org.pk}/", {"monthly_budget_usd": None}, format="json"
+        )
         assert response.json()["monthly_budget_usd"] is None
 
     def test_member_cannot_change_budget(self, org, member, client_for):
-        response = client_for(member, org).patch(f"/api/v1/orgs/{org.pk}/", {"monthly_budget_usd": "1"}, format="json")
+        response = client_for(member, org).patch(
+            f"/api/v1/orgs/{org.pk}/", {"monthly_budget_usd": "1"}, format="json"
+        )
         assert response.status_code == 403
         org.refresh_from_db()
         assert str(org.monthly_budget_usd) == "100.00"
 
     def test_patch_of_other_org_is_404(self, org, other_org, owner, client_for):
-        response = client_for(owner, org).patch(f"/api/v1/orgs/{other_org.pk}/", {"name": "x"}, format="json")
+        response = client_for(owner, org).patch(
+            f"/api/v1/orgs/{other_org.pk}/", {"name": "x"}, format="json"
+        )
         assert response.status_code == 404
 
     def test_bad_value_is_422_naming_the_field(self, org, owner, client_for):
-        response = client_for(owner, org).patch(f"/api/v1/orgs/{org.pk}/", {"monthly_budget_usd": "lots"}, format="json")
+        response = client_for(owner, org).patch(
+            f"/api/v1/orgs/{org.pk}/", {"monthly_budget_usd": "lots"}, format="json"
+        )
         assert response.status_code == 422
         assert "monthly_budget_usd" in response.json()
 
@@ -64,46 +73,76 @@ class TestMemberships:
         assert emails == {"owner@acme.test", "member@acme.test"}
 
     def test_owner_invites(self, org, owner, client_for):
-        response = client_for(owner, org).post("/api/v1/memberships/", {"email": "new@acme.test", "role": "builder"}, format="json")
+        response = client_for(owner, org).post(
+            "/api/v1/memberships/", {"email": "new@acme.test", "role": "builder"}, format="json"
+        )
         assert response.status_code == 201
         assert response.json()["role"] == "builder"
 
     def test_invite_with_unknown_role_is_422(self, org, owner, client_for):
-        response = client_for(owner, org).post("/api/v1/memberships/", {"email": "x@acme.test", "role": "god"}, format="json")
+        response = client_for(owner, org).post(
+            "/api/v1/memberships/", {"email": "x@acme.test", "role": "god"}, format="json"
+        )
         assert response.status_code == 422
         assert "role" in response.json()
 
     def test_member_cannot_invite(self, org, member, client_for):
-        response = client_for(member, org).post("/api/v1/memberships/", {"email": "x@acme.test"}, format="json")
+        response = client_for(member, org).post(
+            "/api/v1/memberships/", {"email": "x@acme.test"}, format="json"
+        )
         assert response.status_code == 403
 
-    def test_change_role_and_other_org_row(self, org, owner, member, outsider, other_org, client_for):
+    def test_change_role_and_other_org_row(
+        self, org, owner, member, outsider, other_org, client_for
+    ):
         client = client_for(owner, org)
-        ok = client.patch(f"/api/v1/memberships/{_membership(org, member).pk}/", {"role": "operator"}, format="json")
+        ok = client.patch(
+            f"/api/v1/memberships/{_membership(org, member).pk}/",
+            {"role": "operator"},
+            format="json",
+        )
         assert ok.status_code == 200 and ok.json()["role"] == "operator"
-        foreign = client.patch(f"/api/v1/memberships/{_membership(other_org, outsider).pk}/", {"role": "viewer"}, format="json")
+        foreign = client.patch(
+            f"/api/v1/memberships/{_membership(other_org, outsider).pk}/",
+            {"role": "viewer"},
+            format="json",
+        )
         missing = client.patch("/api/v1/memberships/999999/", {"role": "viewer"}, format="json")
         assert foreign.status_code == missing.status_code == 404
         assert foreign.json() == missing.json()
         assert _membership(other_org, outsider).role == "owner"
 
     def test_member_cannot_change_roles(self, org, owner, member, client_for):
-        response = client_for(member, org).patch(f"/api/v1/memberships/{_membership(org, owner).pk}/", {"role": "viewer"}, format="json")
+        response = client_for(member, org).patch(
+            f"/api/v1/memberships/{_membership(org, owner).pk}/", {"role": "viewer"}, format="json"
+        )
         assert response.status_code == 403
 
     def test_remove(self, org, owner, member, outsider, other_org, client_for):
         client = client_for(owner, org)
-        assert client.delete(f"/api/v1/memberships/{_membership(other_org, outsider).pk}/").status_code == 404
-        assert client.delete(f"/api/v1/memberships/{_membership(org, member).pk}/").status_code == 204
+        assert (
+            client.delete(f"/api/v1/memberships/{_membership(other_org, outsider).pk}/").status_code
+            == 404
+        )
+        assert (
+            client.delete(f"/api/v1/memberships/{_membership(org, member).pk}/").status_code == 204
+        )
         assert not Membership.objects.filter(organization=org, user=member).exists()
 
     def test_member_cannot_remove(self, org, owner, member, client_for):
-        assert client_for(member, org).delete(f"/api/v1/memberships/{_membership(org, owner).pk}/").status_code == 403
+        assert (
+            client_for(member, org)
+            .delete(f"/api/v1/memberships/{_membership(org, owner).pk}/")
+            .status_code
+            == 403
+        )
 
 
 class TestApiKeys:
     def test_key_is_shown_once_and_stored_hashed(self, org, member, client_for):
-        response = client_for(member, org).post("/api/v1/api-keys/", {"name": "laptop"}, format="json")
+        response = client_for(member, org).post(
+            "/api/v1/api-keys/", {"name": "laptop"}, format="json"
+        )
         assert response.status_code == 201
         raw_key = response.json()["key"]
         row = ApiKey.objects.get(pk=response.json()["id"])
@@ -113,7 +152,9 @@ class TestApiKeys:
 
     def test_key_acts_as_its_issuer(self, org, member, client_for):
         client = client_for(member, org)
-        assert client.get("/api/v1/memberships/").status_code == 403  # a member's key, a member's reach
+        assert (
+            client.get("/api/v1/memberships/").status_code == 403
+        )  # a member's key, a member's reach
 
     def test_revoked_key_stops_working(self, org, member, api_client):
         api_key, raw_key = api_key_create(actor=None, organization=org, user=member, name="k")
@@ -140,7 +181,9 @@ class TestApiKeys:
         MembershipFactory(organization=other_org, user=owner, role="owner")
         client = client_for(owner, org)
         # The header cannot move a key to another organization, even one its issuer belongs to.
-        response = client.get(f"/api/v1/orgs/{other_org.pk}/", HTTP_X_ORGANIZATION_ID=str(other_org.pk))
+        response = client.get(
+            f"/api/v1/orgs/{other_org.pk}/", HTTP_X_ORGANIZATION_ID=str(other_org.pk)
+        )
         assert response.status_code == 404
 
     def test_member_cannot_see_or_revoke_anothers_key(self, org, owner, member, client_for):
@@ -149,7 +192,9 @@ class TestApiKeys:
         assert client.get(f"/api/v1/api-keys/{owners_key.pk}/").status_code == 404
         assert client.post(f"/api/v1/api-keys/{owners_key.pk}/revoke/").status_code == 404
 
-    def test_owner_manages_every_key_but_not_another_orgs(self, org, other_org, owner, member, outsider, client_for):
+    def test_owner_manages_every_key_but_not_another_orgs(
+        self, org, other_org, owner, member, outsider, client_for
+    ):
         members_key, _ = api_key_create(actor=None, organization=org, user=member, name="m")
         foreign_key, _ = api_key_create(actor=None, organization=other_org, user=outsider, name="o")
         client = client_for(owner, org)
@@ -163,7 +208,9 @@ class TestSessionOrganizationHeader:
 
         MembershipFactory(organization=other_org, user=owner, role="viewer")
         api_client.force_login(owner)
-        response = api_client.get(f"/api/v1/orgs/{other_org.pk}/", HTTP_X_ORGANIZATION_ID=str(other_org.pk))
+        response = api_client.get(
+            f"/api/v1/orgs/{other_org.pk}/", HTTP_X_ORGANIZATION_ID=str(other_org.pk)
+        )
         assert response.status_code == 200
         assert response.json()["slug"] == "globex"
 

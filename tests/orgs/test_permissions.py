@@ -4,6 +4,7 @@ import pytest
 
 from apps.orgs.permissions import ALL_PERMISSIONS, has_org_permission, role_has_permission
 
+# fmt: off
 EXPECTED = {
     #                   owner  admin  operator builder member viewer
     "agents:view":      (1,    1,     1,       1,      1,     1),
@@ -19,6 +20,7 @@ EXPECTED = {
     "context:edit":     (1,    1,     0,       1,      0,     0),
     "settings:manage":  (1,    1,     0,       0,      0,     0),
 }
+# fmt: on
 ROLES = ("owner", "admin", "operator", "builder", "member", "viewer")
 
 
@@ -33,8 +35,17 @@ def test_role_holds_exactly_its_permissions(permission, index, role):
 
 
 def test_seed_rows_approvals_decide_and_runs_view():
-    assert {r for r in ROLES if role_has_permission(r, "approvals:decide")} == {"owner", "admin", "operator"}
-    assert {r for r in ROLES if role_has_permission(r, "runs:view")} == {"owner", "admin", "builder", "operator"}
+    assert {r for r in ROLES if role_has_permission(r, "approvals:decide")} == {
+        "owner",
+        "admin",
+        "operator",
+    }
+    assert {r for r in ROLES if role_has_permission(r, "runs:view")} == {
+        "owner",
+        "admin",
+        "builder",
+        "operator",
+    }
 
 
 def test_unknown_permission_is_a_programming_error():

@@ -32,7 +32,9 @@ class TestDefaultOrgBudget:
 
     def test_empty_setting_means_uncapped(self, db, settings, owner):
         settings.DEFAULT_ORG_MONTHLY_BUDGET_USD = None
-        assert organization_create(actor=None, name="Initech", owner=owner).monthly_budget_usd is None
+        assert (
+            organization_create(actor=None, name="Initech", owner=owner).monthly_budget_usd is None
+        )
 
     def test_empty_environment_value_reads_as_none(self, monkeypatch):
         from agenticos.settings.env import env_optional_decimal
@@ -40,7 +42,9 @@ class TestDefaultOrgBudget:
         monkeypatch.setenv("DEFAULT_ORG_MONTHLY_BUDGET_USD", "")
         assert env_optional_decimal("DEFAULT_ORG_MONTHLY_BUDGET_USD", Decimal("100")) is None
         monkeypatch.delenv("DEFAULT_ORG_MONTHLY_BUDGET_USD")
-        assert env_optional_decimal("DEFAULT_ORG_MONTHLY_BUDGET_USD", Decimal("100")) == Decimal("100")
+        assert env_optional_decimal("DEFAULT_ORG_MONTHLY_BUDGET_USD", Decimal("100")) == Decimal(
+            "100"
+        )
 
 
 class TestBudgetChange:
@@ -61,7 +65,9 @@ class TestBudgetChange:
 
 class TestMemberships:
     def test_invite_creates_an_account_without_a_password(self, org, owner):
-        membership = membership_add(actor=owner, organization=org, email="New@Acme.test", role=Role.BUILDER)
+        membership = membership_add(
+            actor=owner, organization=org, email="New@Acme.test", role=Role.BUILDER
+        )
         assert membership.user.email == "new@acme.test"
         assert not membership.user.has_usable_password()
         assert AuditEntry.objects.filter(action="membership.add", organization=org).count() == 1
@@ -80,7 +86,9 @@ class TestMemberships:
 
     def test_removal_revokes_the_persons_keys(self, org, owner, member, client_for):
         client = client_for(member, org)
-        membership_remove(actor=owner, membership=Membership.objects.get(organization=org, user=member))
+        membership_remove(
+            actor=owner, membership=Membership.objects.get(organization=org, user=member)
+        )
         assert client.get("/api/v1/orgs/").status_code == 401
 
 
@@ -98,6 +106,8 @@ class TestBootstrap:
         assert Membership.objects.get(user=first[1]).role == Role.OWNER
 
     def test_given_password_is_used(self, db):
-        _, owner, generated = bootstrap(org_name="Acme Corp", admin_email="a@b.test", admin_password="s3cret-pass")
+        _, owner, generated = bootstrap(
+            org_name="Acme Corp", admin_email="a@b.test", admin_password="s3cret-pass"
+        )
         assert generated is None
         assert owner.check_password("s3cret-pass")

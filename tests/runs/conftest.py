@@ -37,4 +37,4 @@ def wait_for(run_id: int, statuses=TERMINAL_STATUSES, timeout: float = 30.0) -> 
     raise AssertionError(f"run {run_id} still {Run.objects.get(pk=run_id).status} after {timeout}s")
 
 
-from .toolsets import echo_toolset  # noqa: E402,F401  (a fixture)
+from .toolsets import echo_toolset, slow_ping  # noqa: E402,F401  (fixtures)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 
 from apps.agents.models import Agent, AgentVersion, ModelProfile
@@ -39,7 +40,8 @@ def queued_run(actor, organization, agent, text="hello", conversation=None) -> R
 def book_spend(run: Run, usd: Decimal) -> None:
     """Book ``usd`` of offline spend on ``run``'s ledger and the month's counters, as a request would.
 
-    The offline rate card prices an output token at $15 per million, so usd / 0.000015 tokens.
+    The offline rate card prices an output token at $15 per million: usd / 0.000015 tokens,
+    rounded up, so the booked amount is at least ``usd`` (and less than a thousandth of a cent over).
     """
     ledger = ledger_open(run=run)
     month = month_of()
@@ -47,7 +49,7 @@ def book_spend(run: Run, usd: Decimal) -> None:
         budget_counter_for(organization_id=run.organization_id, agent_id=run.agent_id, month=month).pk,
         budget_counter_for(organization_id=run.organization_id, agent_id=None, month=month).pk,
     ]
-    tokens = int(usd / Decimal("0.000015"))
+    tokens = math.ceil(usd / Decimal("0.000015"))
     charge_record(
         organization_id=run.organization_id,
         agent_id=run.agent_id,

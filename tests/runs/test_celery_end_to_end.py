@@ -1,5 +1,6 @@
 """A run end to end: the API queues it, a real Celery worker runs it on the offline model."""
 
+import time
 from decimal import Decimal
 
 import pytest
@@ -70,3 +71,27 @@ def test_tool_calls_run_in_parallel_through_the_worker(celery_worker, org, membe
     frames = frames_after(run.pk)
     assert [f["tool_name"] for f in frames if f["type"] == "tool_call"] == ["echo", "echo"]
     assert sum(1 for f in frames if f["type"] == "cost") == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_cancel_stops_a_running_run_which_still_books_what_it_spent(celery_worker, org, member, client_for, slow_ping):
+    agent = published_agent(org, capabilities=[{"id": "planning"}], limits={"max_steps": 200})
+    client = client_for(member, org)
+    run_id = client.post("/api/v1/runs/", {"agent_id": agent.pk, "input": "/steps 100"}, format="json").json()["id"]
+    wait_for(run_id, statuses={"running"})
+    # Let it make a couple of requests first.
+    deadline = time.monotonic() + 20
+    while not LedgerEntry.objects.filter(ledger__run_id=run_id).count() >= 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+    response = client.post(f"/api/v1/runs/{run_id}/cancel/")
+
+    assert response.status_code == 200
+    run = wait_for(run_id)
+    assert run.status == "cancelled"
+    assert run.stop_reason == "cancelled"
+    assert 2 <= run.request_count < 100
+    assert run.cost_usd > 0 and run.cost_usd == Ledger.objects.get(run=run).cost_usd
+    assert run.transcript
+    assert Message.objects.get(run=run, role="assistant").run_status == "cancelled"
+    assert frames_after(run_id)[-1]["status"] == "cancelled"

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from pydantic_ai.toolsets import FunctionToolset
 
@@ -10,6 +12,8 @@ from apps.runs.offline import HARMLESS_TOOL_METADATA
 from apps.runs.toolsets import register_toolset, toolset_builder, unregister_toolset
 
 TEST_CAPABILITY = "planning"
+# Set by the `slow_ping` fixture, so a run stays running long enough to be cancelled.
+PING_DELAY_SECONDS = 0.0
 
 
 def build_echo_toolset(binding, context) -> FunctionToolset:
@@ -21,8 +25,10 @@ def build_echo_toolset(binding, context) -> FunctionToolset:
         return f"echo: {text}"
 
     @toolset.tool_plain(metadata={HARMLESS_TOOL_METADATA: True})
-    def ping() -> str:
+    async def ping() -> str:
         """Answer pong; safe to call any time."""
+        if PING_DELAY_SECONDS:
+            await asyncio.sleep(PING_DELAY_SECONDS)
         return "pong"
 
     return toolset
@@ -37,3 +43,11 @@ def echo_toolset():
         unregister_toolset(TEST_CAPABILITY)
     else:
         register_toolset(TEST_CAPABILITY, previous)
+
+
+@pytest.fixture
+def slow_ping(echo_toolset):
+    global PING_DELAY_SECONDS
+    PING_DELAY_SECONDS = 0.2
+    yield echo_toolset
+    PING_DELAY_SECONDS = 0.0

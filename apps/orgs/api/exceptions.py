@@ -27,7 +27,9 @@ def _django_validation_detail(error: DjangoValidationError):
 
 
 def api_exception_handler(exc, context):
-    from rest_framework.views import exception_handler  # rest_framework.views imports this module's setting
+    from rest_framework.views import (
+        exception_handler,  # rest_framework.views imports this module's setting
+    )
 
     if isinstance(exc, DjangoValidationError):
         return Response(_django_validation_detail(exc), status=status.HTTP_422_UNPROCESSABLE_ENTITY)

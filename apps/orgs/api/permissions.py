@@ -27,7 +27,9 @@ def resolve_request_organization(request):
     header = request.META.get(ORGANIZATION_HEADER)
     if header is not None:
         if not header.strip().isdigit():
-            raise UnprocessableEntity({"X-Organization-Id": ["must be an organization id (an integer)"]})
+            raise UnprocessableEntity(
+                {"X-Organization-Id": ["must be an organization id (an integer)"]}
+            )
         organization = organization_for_user(request.user, header)
         if organization is None:
             raise Http404

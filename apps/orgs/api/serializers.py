@@ -7,7 +7,14 @@ from apps.orgs.models import ApiKey, Membership, Organization
 class OrganizationSerializer(serializers.ModelSerializer):
     class Meta:
         model = Organization
-        fields = ["id", "name", "slug", "monthly_budget_usd", "chat_may_waive_approvals", "created_at"]
+        fields = [
+            "id",
+            "name",
+            "slug",
+            "monthly_budget_usd",
+            "chat_may_waive_approvals",
+            "created_at",
+        ]
         read_only_fields = ["id", "slug", "created_at"]
 
 
@@ -45,7 +52,16 @@ class ApiKeySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ApiKey
-        fields = ["id", "name", "prefix", "user_id", "created_at", "last_used_at", "revoked_at", "active"]
+        fields = [
+            "id",
+            "name",
+            "prefix",
+            "user_id",
+            "created_at",
+            "last_used_at",
+            "revoked_at",
+            "active",
+        ]
 
 
 class ApiKeyCreateSerializer(serializers.Serializer):

@@ -24,7 +24,9 @@ from .serializers import (
 _UNSET = ...
 
 
-class OrganizationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class OrganizationViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
     """The caller's organization. `PATCH` changes its name (settings:manage), monthly cap
     (budgets:manage; null = no cap) or `chat_may_waive_approvals` (approvals:decide)."""
 
@@ -32,7 +34,9 @@ class OrganizationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, view
 
     def get_queryset(self):
         # Only the organization the request acts in: another one is a 404 like a missing id.
-        return selectors.organizations_for_user(self.request.user).filter(pk=self.request.organization.pk)
+        return selectors.organizations_for_user(self.request.user).filter(
+            pk=self.request.organization.pk
+        )
 
     def partial_update(self, request, pk=None):
         organization = get_object_or_404(self.get_queryset(), pk=pk)
@@ -59,14 +63,18 @@ class MembershipViewSet(viewsets.GenericViewSet, mixins.ListModelMixin, mixins.R
     def create(self, request):
         data = MembershipCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        membership = services.membership_add(actor=request.user, organization=request.organization, **data.validated_data)
+        membership = services.membership_add(
+            actor=request.user, organization=request.organization, **data.validated_data
+        )
         return Response(MembershipSerializer(membership).data, status=status.HTTP_201_CREATED)
 
     def partial_update(self, request, pk=None):
         membership = self.get_object()
         data = MembershipUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        membership = services.membership_change_role(actor=request.user, membership=membership, **data.validated_data)
+        membership = services.membership_change_role(
+            actor=request.user, membership=membership, **data.validated_data
+        )
         return Response(MembershipSerializer(membership).data)
 
     def destroy(self, request, pk=None):
@@ -89,11 +97,18 @@ class ApiKeyViewSet(viewsets.GenericViewSet, mixins.ListModelMixin, mixins.Retri
         user = request.user
         if "user_id" in data.validated_data and data.validated_data["user_id"] != request.user.pk:
             member_ids = selectors.memberships_for(request.organization).values("user_id")
-            user = get_object_or_404(User.objects.filter(pk__in=member_ids), pk=data.validated_data["user_id"])
+            user = get_object_or_404(
+                User.objects.filter(pk__in=member_ids), pk=data.validated_data["user_id"]
+            )
         api_key, raw_key = services.api_key_create(
-            actor=request.user, organization=request.organization, user=user, name=data.validated_data["name"]
+            actor=request.user,
+            organization=request.organization,
+            user=user,
+            name=data.validated_data["name"],
         )
-        return Response({**ApiKeySerializer(api_key).data, "key": raw_key}, status=status.HTTP_201_CREATED)
+        return Response(
+            {**ApiKeySerializer(api_key).data, "key": raw_key}, status=status.HTTP_201_CREATED
+        )
 
     @action(detail=True, methods=["post"])
     def revoke(self, request, pk=None):

@@ -15,6 +15,8 @@ class Command(BaseCommand):
             admin_email=settings.AGENTICOS_ADMIN_EMAIL,
             admin_password=settings.AGENTICOS_ADMIN_PASSWORD,
         )
-        self.stdout.write(f"organization {organization.slug} (id {organization.pk}); owner {owner.email}")
+        self.stdout.write(
+            f"organization {organization.slug} (id {organization.pk}); owner {owner.email}"
+        )
         if password:
             self.stdout.write(f"generated password for {owner.email}: {password}")

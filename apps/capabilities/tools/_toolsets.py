@@ -1,0 +1,99 @@
+"""From a capability's declaration to the toolset a run offers: one path for all six.
+
+The registry is the single source of a tool's identity and text: the tool's stable id, the
+``<summary>``/``<returns>`` description the model reads, and the configurations that offer it.
+A builder hands over its functions keyed by tool id; this module offers exactly the declared tools
+the binding's configuration offers — under the binding's rename, if any — so what a capability
+declares and what the model sees cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pydantic_ai.toolsets import FunctionToolset
+
+from ..registry import Capability, get_capability
+from ..tool_text import render_tool_text, split_tool_text
+
+# Metadata on every tool this deployment builds: the stable id an approval gate and the
+# transcript refer to, whatever name the model sees.
+TOOL_ID_METADATA = "agenticos_tool_id"
+CAPABILITY_METADATA = "agenticos_capability"
+# The offline model's /steps calls a tool carrying this and requiring no argument (the value of
+# apps.runs.offline.HARMLESS_TOOL_METADATA; capabilities sits below runs and does not import it).
+HARMLESS_METADATA = "agenticos_harmless"
+
+
+def binding_config(binding: Any) -> dict[str, Any]:
+    config = binding.get("config") if isinstance(binding, Mapping) else getattr(binding, "config", None)
+    return dict(config or {})
+
+
+def binding_overrides(binding: Any) -> dict[str, Any]:
+    overrides = (
+        binding.get("tool_overrides") if isinstance(binding, Mapping) else getattr(binding, "tool_overrides", None)
+    )
+    return dict(overrides or {})
+
+
+def parsed_config(capability_id: str, binding: Any):
+    return get_capability(capability_id).parse_config(binding_config(binding))
+
+
+def _override(overrides: Mapping[str, Any], tool_id: str) -> tuple[str | None, str | None]:
+    value = overrides.get(tool_id)
+    if value is None:
+        return None, None
+    if isinstance(value, Mapping):
+        return value.get("name"), value.get("description")
+    return getattr(value, "name", None), getattr(value, "description", None)
+
+
+def offered_description(spec, override_description: str | None) -> str:
+    """The declared text, or a binding's re-description of what the tool is for — kept in the
+    one shape (the declared ``<returns>`` stays: what comes back is the code's, not the author's)."""
+    if not override_description:
+        return spec.description
+    _, returns = split_tool_text(spec.description)
+    return render_tool_text(override_description, returns)
+
+
+def declared_toolset(
+    capability_id: str,
+    binding: Any,
+    functions: Mapping[str, Callable[..., Any]],
+    *,
+    toolset_id: str,
+    harmless: frozenset[str] = frozenset(),
+) -> FunctionToolset | None:
+    """A toolset of the declared tools ``binding``'s config offers, each bound to ``functions[id]``.
+
+    ``functions`` must cover exactly the declared tools: a function for an undeclared tool, or a
+    declared tool without one, is a programming error raised here rather than a silent drift.
+    Returns None when the configuration offers no tool.
+    """
+    capability: Capability = get_capability(capability_id)
+    declared = set(capability.tool_ids)
+    if set(functions) != declared:
+        missing = ", ".join(sorted(declared - set(functions))) or "none"
+        extra = ", ".join(sorted(set(functions) - declared)) or "none"
+        raise RuntimeError(
+            f"{capability_id}: the functions do not match the declared tools (missing: {missing}; undeclared: {extra})"
+        )
+    overrides = binding_overrides(binding)
+    config = capability.parse_config(binding_config(binding))
+    toolset = FunctionToolset(id=toolset_id)
+    for spec in capability.offered_tools(config):
+        name, description = _override(overrides, spec.id)
+        metadata: dict[str, Any] = {TOOL_ID_METADATA: spec.id, CAPABILITY_METADATA: capability_id}
+        if spec.id in harmless:
+            metadata[HARMLESS_METADATA] = True
+        toolset.add_function(
+            functions[spec.id],
+            name=name or spec.id,
+            description=offered_description(spec, description),
+            metadata=metadata,
+        )
+    return toolset if toolset.tools else None

@@ -1,0 +1,1 @@
+from tests.runs.toolsets import echo_toolset  # noqa: F401  (a fixture)
