@@ -22,5 +22,6 @@ urlpatterns = [
     ),
     path("api/v1/", include(("agenticos.api_urls", "api"))),
     path("audit/", include("apps.audit.urls")),
+    path("agents/", include("apps.agents.urls")),
     path("", include("apps.console.urls")),
 ]

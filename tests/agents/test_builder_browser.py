@@ -8,7 +8,7 @@ import pytest
 from apps.agents.models import Agent, AgentVersion
 from tests.factories import DEFAULT_PASSWORD
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.urls("tests.agents.urls")]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 # Playwright's sync API runs an event loop in this thread; the ORM calls here are ordinary
 # synchronous test setup and assertions, not code running inside that loop.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"

@@ -7,7 +7,7 @@ from apps.agents.models import Agent, AgentVersion
 
 from .conftest import binding, spec_with
 
-pytestmark = pytest.mark.urls("tests.agents.urls")
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

@@ -5,7 +5,12 @@ import pytest
 from apps.agents.models import Agent
 from apps.agents.services import agent_create
 from apps.agents.setup import YOUR_SETUP_HEADING, your_setup_section
-from apps.agents.template import TEMPLATE_AGENT_NAME, ensure_template_agent, new_agent_spec, template_spec
+from apps.agents.template import (
+    TEMPLATE_AGENT_NAME,
+    ensure_template_agent,
+    new_agent_spec,
+    template_spec,
+)
 from apps.agents.validation import validate_spec
 from apps.capabilities.registry import all_capabilities
 from apps.orgs.services import organization_create

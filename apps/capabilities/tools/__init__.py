@@ -1,0 +1,54 @@
+"""The tools of the capabilities that need no outside service: clock, thinking, planning, charts,
+code_execution ("Calculations") and context. One module per capability; ``failures`` decides how
+every tool reports trouble; ``contributions`` holds what they add besides tools.
+
+:func:`register_toolsets` (called from the capabilities AppConfig's ``ready()``) registers one
+builder per capability with the runner's ``register_toolset``. A builder is
+``builder(binding, ToolsetContext) -> toolset | None`` and reads what the run resolved beforehand
+from ``ToolsetContext.extras`` — a tool never reaches the database itself:
+
+=====================  ============================================================================
+``extras`` key         what the runner puts there
+=====================  ============================================================================
+``"plan"``             a ``planning.RunPlan`` from ``planning.seed_plan(stored=..., parked=...)``;
+                       read back after the run with ``planning.write_back(plan, run_status=...)``
+``"context_files"``    the bound files, e.g. ``apps.memory.selectors.context_files_for_run(...)``
+``"artifacts"``        optional list; ``create_chart`` appends each chart it draws
+``"now"``              optional aware datetime pinning clock's moment (tests)
+=====================  ============================================================================
+
+The same ``extras`` dict must be passed to every builder and to ``contributions`` so planning's
+tools and its reminder share one store.
+"""
+
+from __future__ import annotations
+
+BUILDERS_REGISTERED = False
+
+
+def builders() -> dict:
+    from .calculations import build_code_execution_toolset
+    from .charts import build_charts_toolset
+    from .clock import build_clock_toolset
+    from .context import build_context_toolset
+    from .planning import build_planning_toolset
+    from .thinking import build_thinking_toolset
+
+    return {
+        "clock": build_clock_toolset,
+        "thinking": build_thinking_toolset,
+        "planning": build_planning_toolset,
+        "charts": build_charts_toolset,
+        "code_execution": build_code_execution_toolset,
+        "context": build_context_toolset,
+    }
+
+
+def register_toolsets() -> None:
+    """Register every builder of this package with the runner (idempotent)."""
+    global BUILDERS_REGISTERED
+    from apps.runs.toolsets import register_toolset
+
+    for capability_id, builder in builders().items():
+        register_toolset(capability_id, builder)
+    BUILDERS_REGISTERED = True

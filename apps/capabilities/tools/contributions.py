@@ -1,0 +1,82 @@
+"""What the six capabilities contribute besides tools, as pure functions the runner calls.
+
+- :func:`instructions_for` — text for the instructions (system prompt): clock's date and time,
+  context's framed inject files, planning's static guidance. Never the plan itself.
+- :func:`model_settings_for` — model settings: thinking's ``effort``.
+- :func:`capabilities_for` — pydantic-ai capabilities to add to the agent: planning's trailing
+  plan reminder, which must see every model request and so cannot be an instruction.
+
+Each takes one binding (the spec's ``CapabilityBinding``, or a dict of the same shape) and
+dispatches on its id; the ``run_*`` helpers fold over every enabled binding of a spec. ``extras``
+is the same dict the runner puts in ``ToolsetContext.extras`` (docs: ``tools/__init__.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from .clock import clock_instructions
+from .context import context_instructions
+from .planning import planning_capabilities, planning_instructions
+from .thinking import thinking_model_settings
+
+InstructionsFn = Callable[[Any, Mapping[str, Any]], "str | None"]
+
+_INSTRUCTIONS: dict[str, InstructionsFn] = {
+    "clock": clock_instructions,
+    "context": context_instructions,
+    "planning": planning_instructions,
+}
+_MODEL_SETTINGS: dict[str, Callable[[Any, str], dict[str, Any]]] = {
+    "thinking": thinking_model_settings,
+}
+_CAPABILITIES: dict[str, Callable[[Any, dict[str, Any]], list[Any]]] = {
+    "planning": planning_capabilities,
+}
+
+
+def _binding_id(binding: Any) -> str:
+    return binding["id"] if isinstance(binding, Mapping) else binding.id
+
+
+def _enabled(binding: Any) -> bool:
+    value = binding.get("enabled", True) if isinstance(binding, Mapping) else getattr(binding, "enabled", True)
+    return bool(value)
+
+
+def instructions_for(binding: Any, extras: Mapping[str, Any]) -> str | None:
+    """This binding's contribution to the instructions, or None."""
+    contribute = _INSTRUCTIONS.get(_binding_id(binding))
+    if contribute is None:
+        return None
+    return contribute(binding, extras) or None
+
+
+def model_settings_for(binding: Any, provider: str) -> dict[str, Any]:
+    """This binding's model settings for ``provider`` (``openai``, ``anthropic``, ``offline`` …)."""
+    contribute = _MODEL_SETTINGS.get(_binding_id(binding))
+    return contribute(binding, provider) if contribute is not None else {}
+
+
+def capabilities_for(binding: Any, extras: dict[str, Any]) -> list[Any]:
+    """pydantic-ai capabilities this binding adds to the agent (built over ``extras``' state)."""
+    contribute = _CAPABILITIES.get(_binding_id(binding))
+    return contribute(binding, extras) if contribute is not None else []
+
+
+def run_instructions(bindings: Iterable[Any], extras: Mapping[str, Any]) -> list[str]:
+    """Every enabled binding's instructions, in binding order."""
+    return [text for b in bindings if _enabled(b) and (text := instructions_for(b, extras))]
+
+
+def run_model_settings(bindings: Iterable[Any], provider: str) -> dict[str, Any]:
+    settings: dict[str, Any] = {}
+    for b in bindings:
+        if _enabled(b):
+            settings.update(model_settings_for(b, provider))
+    return settings
+
+
+def run_capabilities(bindings: Iterable[Any], extras: dict[str, Any]) -> list[Any]:
+    return [cap for b in bindings if _enabled(b) for cap in capabilities_for(b, extras)]

@@ -1,0 +1,45 @@
+"""Admin for context files. Writes go through services, so they need context:edit and are audited
+exactly like API writes; the body is deferred in the list."""
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied, ValidationError
+
+from . import services
+from .models import ContextFile
+
+
+@admin.register(ContextFile)
+class ContextFileAdmin(admin.ModelAdmin):
+    list_display = ["name", "organization", "mode", "format", "updated_at"]
+    list_filter = ["mode", "organization"]
+    search_fields = ["name", "description"]
+    readonly_fields = ["created_by", "updated_by", "created_at", "updated_at"]
+    fields = ["organization", "name", "description", "format", "mode", "body", *readonly_fields]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("organization").defer("body")
+
+    def get_readonly_fields(self, request, obj=None):
+        # The organization is chosen once: moving a file would silently unbind it from agents.
+        return [*self.readonly_fields, "organization"] if obj is not None else self.readonly_fields
+
+    def save_model(self, request, obj, form, change):
+        values = {field: form.cleaned_data.get(field) for field in services.EDITABLE_FIELDS if field in form.cleaned_data}
+        try:
+            if change:
+                saved = services.context_file_update(actor=request.user, context_file=obj, **values)
+            else:
+                saved = services.context_file_create(
+                    actor=request.user, organization=form.cleaned_data["organization"], **values
+                )
+        except (PermissionDenied, ValidationError) as error:
+            self.message_user(request, f"Not saved: {error}", level=messages.ERROR)
+            return
+        obj.pk = saved.pk
+
+    def delete_model(self, request, obj):
+        services.context_file_delete(actor=request.user, context_file=obj)
+
+    def delete_queryset(self, request, queryset):
+        for context_file in queryset:
+            services.context_file_delete(actor=request.user, context_file=context_file)

@@ -1,0 +1,83 @@
+"""Reads of context files, scoped to the caller's organization (another organization's file is
+invisible, the same as one that never existed)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.db.models import QuerySet
+from django.db.models.functions import Length
+
+from .models import ContextFile
+
+
+def context_files_for(organization) -> QuerySet[ContextFile]:
+    """The organization's files, without bodies (the list never carries them)."""
+    return (
+        ContextFile.objects.filter(organization=organization)
+        .select_related("created_by", "updated_by")
+        .defer("body")
+        .annotate(body_chars=Length("body"))
+        .order_by("name", "pk")
+    )
+
+
+def context_file_for(organization, pk) -> ContextFile | None:
+    """One file of the organization, body included; None for another organization's or none."""
+    try:
+        pk = int(pk)
+    except (TypeError, ValueError):
+        return None
+    return (
+        ContextFile.objects.filter(organization=organization, pk=pk)
+        .select_related("created_by", "updated_by")
+        .annotate(body_chars=Length("body"))
+        .first()
+    )
+
+
+@dataclass(frozen=True)
+class ContextFileSnapshot:
+    """A bound file as a run receives it: plain data, read once before the run."""
+
+    id: int
+    name: str
+    body: str
+    mode: str
+    format: str
+    description: str
+
+
+def context_files_for_run(organization_id: int, context_ids: Iterable[int]) -> list[ContextFileSnapshot]:
+    """The files an agent binds, in the spec's order. Ids of another organization, or of a file
+    deleted since publishing, are skipped: a run never reads across organizations."""
+    ids = [int(i) for i in context_ids]
+    if not ids:
+        return []
+    rows = {
+        row.pk: row
+        for row in ContextFile.objects.filter(organization_id=organization_id, pk__in=ids).only(
+            "id", "name", "body", "mode", "format", "description"
+        )
+    }
+    seen: set[int] = set()
+    snapshots = []
+    for pk in ids:
+        row = rows.get(pk)
+        if row is None or pk in seen:
+            continue
+        seen.add(pk)
+        snapshots.append(
+            ContextFileSnapshot(
+                id=row.pk, name=row.name, body=row.body, mode=row.mode, format=row.format, description=row.description
+            )
+        )
+    return snapshots
+
+
+def missing_context_ids(organization_id: int, context_ids: Iterable[int]) -> list[int]:
+    """The ids that name no file of the organization (for publish validation)."""
+    ids = [int(i) for i in context_ids]
+    found = set(ContextFile.objects.filter(organization_id=organization_id, pk__in=ids).values_list("pk", flat=True))
+    return [i for i in ids if i not in found]
