@@ -17,4 +17,5 @@ urlpatterns = [
     path("", include("apps.agents.api.urls")),
     path("", include("apps.runs.api.urls")),
     path("", include("apps.spend.api.urls")),
+    path("", include("apps.memory.api.urls")),
 ]

@@ -93,6 +93,7 @@ INSTALLED_APPS = [
     "apps.agents",
     "apps.spend",
     "apps.runs",
+    "apps.memory",
     "apps.console",
 ]
 

@@ -101,5 +101,6 @@ class ModelProfileAdmin(admin.ModelAdmin):
 @admin.register(SandboxConnection)
 class SandboxConnectionAdmin(admin.ModelAdmin):
     list_display = ["label", "name", "organization", "base_url", "is_default"]
-    list_filter = ["organization"]
+    list_filter = ["organization", "is_default"]
+    search_fields = ["label", "name", "base_url", "organization__name"]
     raw_id_fields = ["secret"]

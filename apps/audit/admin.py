@@ -128,4 +128,5 @@ class ImpersonationSessionAdmin(ReadOnlyAdmin):
     list_display = ("impersonator", "target", "started_at", "expires_at", "ended_at")
     list_select_related = ("impersonator", "target")
     search_fields = ("impersonator__email", "target__email")
+    list_filter = ("started_at", ("ended_at", admin.EmptyFieldListFilter))
     readonly_fields = ("impersonator", "target", "started_at", "expires_at", "ended_at", "reason")

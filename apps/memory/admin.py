@@ -24,7 +24,11 @@ class ContextFileAdmin(admin.ModelAdmin):
         return [*self.readonly_fields, "organization"] if obj is not None else self.readonly_fields
 
     def save_model(self, request, obj, form, change):
-        values = {field: form.cleaned_data.get(field) for field in services.EDITABLE_FIELDS if field in form.cleaned_data}
+        values = {
+            field: form.cleaned_data.get(field)
+            for field in services.EDITABLE_FIELDS
+            if field in form.cleaned_data
+        }
         try:
             if change:
                 saved = services.context_file_update(actor=request.user, context_file=obj, **values)

@@ -25,16 +25,26 @@ class ContextFile(models.Model):
     )
     name = models.CharField(max_length=NAME_MAX)
     description = models.CharField(
-        max_length=300, blank=True, help_text="One line saying when the file is useful; list_context shows it."
+        max_length=300,
+        blank=True,
+        help_text="One line saying when the file is useful; list_context shows it.",
     )
     format = models.CharField(max_length=32, default="markdown", help_text="markdown, text, csv …")
     body = models.TextField(blank=True)
     mode = models.CharField(max_length=8, choices=ContextMode.choices, default=ContextMode.INJECT)
     created_by = models.ForeignKey(
-        "orgs.User", on_delete=models.SET_NULL, null=True, blank=True, related_name="context_files_created"
+        "orgs.User",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="context_files_created",
     )
     updated_by = models.ForeignKey(
-        "orgs.User", on_delete=models.SET_NULL, null=True, blank=True, related_name="context_files_updated"
+        "orgs.User",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="context_files_updated",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -43,7 +53,9 @@ class ContextFile(models.Model):
         ordering = ["organization", "name"]
         constraints = [
             # read_context finds a file by name: two files of one organization may not share one.
-            models.UniqueConstraint(fields=["organization", "name"], name="context_file_org_name_unique"),
+            models.UniqueConstraint(
+                fields=["organization", "name"], name="context_file_org_name_unique"
+            ),
         ]
         # The organization's list (ordered by name) is served by the unique constraint's index.
 

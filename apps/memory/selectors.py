@@ -49,7 +49,9 @@ class ContextFileSnapshot:
     description: str
 
 
-def context_files_for_run(organization_id: int, context_ids: Iterable[int]) -> list[ContextFileSnapshot]:
+def context_files_for_run(
+    organization_id: int, context_ids: Iterable[int]
+) -> list[ContextFileSnapshot]:
     """The files an agent binds, in the spec's order. Ids of another organization, or of a file
     deleted since publishing, are skipped: a run never reads across organizations."""
     ids = [int(i) for i in context_ids]
@@ -70,7 +72,12 @@ def context_files_for_run(organization_id: int, context_ids: Iterable[int]) -> l
         seen.add(pk)
         snapshots.append(
             ContextFileSnapshot(
-                id=row.pk, name=row.name, body=row.body, mode=row.mode, format=row.format, description=row.description
+                id=row.pk,
+                name=row.name,
+                body=row.body,
+                mode=row.mode,
+                format=row.format,
+                description=row.description,
             )
         )
     return snapshots
@@ -79,5 +86,9 @@ def context_files_for_run(organization_id: int, context_ids: Iterable[int]) -> l
 def missing_context_ids(organization_id: int, context_ids: Iterable[int]) -> list[int]:
     """The ids that name no file of the organization (for publish validation)."""
     ids = [int(i) for i in context_ids]
-    found = set(ContextFile.objects.filter(organization_id=organization_id, pk__in=ids).values_list("pk", flat=True))
+    found = set(
+        ContextFile.objects.filter(organization_id=organization_id, pk__in=ids).values_list(
+            "pk", flat=True
+        )
+    )
     return [i for i in ids if i not in found]

@@ -80,11 +80,18 @@ def context_file_create(
 ) -> ContextFile:
     _require(actor, organization)
     values = _clean(
-        organization, {"name": name, "body": body, "mode": mode, "format": format, "description": description}
+        organization,
+        {"name": name, "body": body, "mode": mode, "format": format, "description": description},
     )
-    context_file = ContextFile.objects.create(organization=organization, created_by=actor, updated_by=actor, **values)
+    context_file = ContextFile.objects.create(
+        organization=organization, created_by=actor, updated_by=actor, **values
+    )
     record_audit(
-        actor=actor, organization=organization, action="context.create", subject=context_file, details=_summary(context_file)
+        actor=actor,
+        organization=organization,
+        action="context.create",
+        subject=context_file,
+        details=_summary(context_file),
     )
     return context_file
 
@@ -94,7 +101,9 @@ def context_file_update(*, actor, context_file: ContextFile, **changes) -> Conte
     """Change any of name, description, format, body, mode; only what is given is written."""
     unknown = set(changes) - set(EDITABLE_FIELDS)
     if unknown:
-        raise ValidationError({field: ["This field cannot be changed."] for field in sorted(unknown)})
+        raise ValidationError(
+            {field: ["This field cannot be changed."] for field in sorted(unknown)}
+        )
     _require(actor, context_file.organization)
     context_file = ContextFile.objects.select_for_update().get(pk=context_file.pk)
     values = _clean(context_file.organization, dict(changes), exclude_pk=context_file.pk)
@@ -108,7 +117,11 @@ def context_file_update(*, actor, context_file: ContextFile, **changes) -> Conte
     context_file.save(update_fields=[*changed, "updated_by", "updated_at"])
     details = {"changed": changed, "before": before, **_summary(context_file)}
     record_audit(
-        actor=actor, organization=context_file.organization, action="context.update", subject=context_file, details=details
+        actor=actor,
+        organization=context_file.organization,
+        action="context.update",
+        subject=context_file,
+        details=details,
     )
     return context_file
 

@@ -59,7 +59,8 @@ register(
                 "The printed output and the last expression's value, cut at 8,000 characters "
                 "with a marker saying so. An error in the code (a NameError, a SyntaxError) is "
                 "a retry request with the traceback. Exceeding timeout_secs (10 unless "
-                "configured) or max_memory_mb (256) stops the program and says which limit."
+                "configured) or max_memory_mb (256) stops the program and says which limit, "
+                "with whatever it printed before. Opening a file is refused: there is none."
             ),
         ),
     ),
@@ -68,6 +69,8 @@ register(
     voice_note="as is",
     recommended=True,
     config_model=CodeExecutionConfig,
+    # Built: apps/capabilities/tools/.
+    available=True,
 )
 
 # --- sandbox ---------------------------------------------------------------------------------
@@ -311,6 +314,8 @@ register(
     voice_note="as is",
     recommended=True,
     config_model=ChartsConfig,
+    # Built: apps/capabilities/tools/.
+    available=True,
 )
 
 # --- visuals ---------------------------------------------------------------------------------

@@ -202,8 +202,8 @@ register(
             ),
             args={},
             returns=(
-                "One line per linked file: its name, format and a one-line description. An "
-                "agent without linked files gets a line saying there are none."
+                "A count, then one line per linked file: its name, format, length in characters "
+                "and its one-line description. Every linked file is listed; none is cut."
             ),
         ),
         tool(
@@ -215,14 +215,16 @@ register(
             ),
             args={"name": "The file's name exactly as list_context gives it. Required."},
             returns=(
-                "The file's text. A name that does not exist is a retry request listing the "
-                "available names."
+                "The file's text, cut at 100,000 characters with a marker saying so. A name "
+                "that does not exist is a retry request listing the available names."
             ),
         ),
     ),
     voice=VoiceMode.LIVE,
     voice_note="as is",
     config_model=ContextConfig,
+    # Built: apps/capabilities/tools/.
+    available=True,
 )
 
 # --- memory_files ----------------------------------------------------------------------------

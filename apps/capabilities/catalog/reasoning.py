@@ -322,7 +322,10 @@ register(
             does="Write or replace the whole checklist.",
             when=f"Use it at the start of multi-step work, or to restructure the plan. {_PLAN_WHEN}",
             args={"items": "The complete ordered list of steps, each {content, status}. Required."},
-            returns="The plan as written, with each step's id.",
+            returns=(
+                "The plan as written, each step with its id and status. Duplicate ids, an empty "
+                "step or a status not allowed here is a retry request naming it; nothing is written."
+            ),
         ),
         tool(
             "read_plan",
@@ -401,6 +404,8 @@ register(
     voice_note="as is",
     recommended=True,
     config_model=PlanningConfig,
+    # Built: apps/capabilities/tools/.
+    available=True,
 )
 
 # --- thinking --------------------------------------------------------------------------------
@@ -444,6 +449,8 @@ register(
     voice=VoiceMode.LIVE,
     voice_note="mapped to the realtime model's own reasoning setting",
     config_model=ThinkingConfig,
+    # Built: apps/capabilities/tools/.
+    available=True,
 )
 
 # --- system_reminders ------------------------------------------------------------------------

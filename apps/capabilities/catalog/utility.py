@@ -94,6 +94,8 @@ register(
     voice_note="as is",
     recommended=True,
     config_model=ClockConfig,
+    # Built: apps/capabilities/tools/.
+    available=True,
 )
 
 # --- guardrails ------------------------------------------------------------------------------

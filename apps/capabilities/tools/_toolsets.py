@@ -27,13 +27,17 @@ HARMLESS_METADATA = "agenticos_harmless"
 
 
 def binding_config(binding: Any) -> dict[str, Any]:
-    config = binding.get("config") if isinstance(binding, Mapping) else getattr(binding, "config", None)
+    config = (
+        binding.get("config") if isinstance(binding, Mapping) else getattr(binding, "config", None)
+    )
     return dict(config or {})
 
 
 def binding_overrides(binding: Any) -> dict[str, Any]:
     overrides = (
-        binding.get("tool_overrides") if isinstance(binding, Mapping) else getattr(binding, "tool_overrides", None)
+        binding.get("tool_overrides")
+        if isinstance(binding, Mapping)
+        else getattr(binding, "tool_overrides", None)
     )
     return dict(overrides or {})
 

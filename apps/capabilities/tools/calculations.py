@@ -119,7 +119,9 @@ def run_program(code: str, *, timeout_secs: float, max_memory_mb: int) -> str:
             "perhaps with a smaller computation."
         ) from error
     except MontyError as error:
-        raise TransientFault(f"The Python interpreter failed ({type(error).__name__}); call run_python again.") from error
+        raise TransientFault(
+            f"The Python interpreter failed ({type(error).__name__}); call run_python again."
+        ) from error
     output = "".join(printed)
     parts = []
     if output:
@@ -142,6 +144,10 @@ def build_code_execution_toolset(binding, context):
 
     @budgeted
     def run_python(ctx: RunContext[Any], code: str = "") -> str:
-        return run_program(code, timeout_secs=config.timeout_secs, max_memory_mb=config.max_memory_mb)
+        return run_program(
+            code, timeout_secs=config.timeout_secs, max_memory_mb=config.max_memory_mb
+        )
 
-    return declared_toolset(CAPABILITY_ID, binding, {"run_python": run_python}, toolset_id="code_execution")
+    return declared_toolset(
+        CAPABILITY_ID, binding, {"run_python": run_python}, toolset_id="code_execution"
+    )

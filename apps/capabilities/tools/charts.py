@@ -25,8 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic_ai import RunContext
 from pydantic_ai.messages import ToolReturn
 
-from .failures import WrongArguments, budgeted
 from ._toolsets import declared_toolset
+from .failures import WrongArguments, budgeted
 
 CAPABILITY_ID = "charts"
 ARTIFACT_METADATA = "agenticos_artifact"
@@ -48,7 +48,9 @@ class Series(BaseModel):
     name: str = Field("", description="The series' name, shown in the legend.")
     # Defaults let a missing list reach our own check, which names what is missing (a schema
     # error would only say "field required").
-    values: list[float] = Field(default_factory=list, description="One number per x_value, in the same order.")
+    values: list[float] = Field(
+        default_factory=list, description="One number per x_value, in the same order."
+    )
 
 
 def validate_chart(
@@ -72,19 +74,27 @@ def validate_chart(
             'x_values=["Jan", "Feb", "Mar"], with one value per point in each series.'
         )
     if len(x_values) > MAX_POINTS:
-        raise WrongArguments(f"x_values has {len(x_values)} points; a chart takes at most {MAX_POINTS}.")
+        raise WrongArguments(
+            f"x_values has {len(x_values)} points; a chart takes at most {MAX_POINTS}."
+        )
     if not series:
         raise WrongArguments(
-            f"The chart has no series. Pass at least one, e.g. series=[{{\"name\": \"Sales\", "
-            f"\"values\": [...{len(x_values)} numbers...]}}], one value per x_value."
+            f'The chart has no series. Pass at least one, e.g. series=[{{"name": "Sales", '
+            f'"values": [...{len(x_values)} numbers...]}}], one value per x_value.'
         )
     if len(series) > MAX_SERIES:
         raise WrongArguments(f"The chart has {len(series)} series; it takes at most {MAX_SERIES}.")
     if kind == "pie" and len(series) != 1:
-        raise WrongArguments(f"A pie chart takes exactly one series; got {len(series)}. Use a bar chart to compare several.")
-    points = [x if isinstance(x, int | float) and not isinstance(x, bool) else str(x) for x in x_values]
+        raise WrongArguments(
+            f"A pie chart takes exactly one series; got {len(series)}. Use a bar chart to compare several."
+        )
+    points = [
+        x if isinstance(x, int | float) and not isinstance(x, bool) else str(x) for x in x_values
+    ]
     if kind == "scatter" and not all(isinstance(x, int | float) for x in points):
-        raise WrongArguments("A scatter chart needs numeric x_values; use a line or bar chart for labels.")
+        raise WrongArguments(
+            "A scatter chart needs numeric x_values; use a line or bar chart for labels."
+        )
     stored_series = []
     for index, one in enumerate(series):
         name = " ".join((one.name or "").split()) or f"Series {index + 1}"
@@ -96,7 +106,9 @@ def validate_chart(
             )
         bad = [i for i, v in enumerate(one.values) if not math.isfinite(v)]
         if bad:
-            raise WrongArguments(f"Series {name!r} has a value that is not a finite number at position {bad[0] + 1}.")
+            raise WrongArguments(
+                f"Series {name!r} has a value that is not a finite number at position {bad[0] + 1}."
+            )
         if kind == "pie" and any(v < 0 for v in one.values):
             raise WrongArguments("A pie chart cannot show negative values; use a bar chart.")
         stored_series.append({"name": name[:MAX_LABEL_CHARS], "values": list(one.values)})
@@ -148,10 +160,12 @@ def build_charts_toolset(binding, context):
         names = ", ".join(s["name"] for s in chart["series"])
         return ToolReturn(
             return_value=(
-                f"Drew the {chart['kind']} chart \"{chart['title']}\" in the conversation: "
+                f'Drew the {chart["kind"]} chart "{chart["title"]}" in the conversation: '
                 f"{len(chart['x_values'])} points, series {names}."
             ),
             metadata={ARTIFACT_METADATA: chart},
         )
 
-    return declared_toolset(CAPABILITY_ID, binding, {"create_chart": create_chart}, toolset_id="charts")
+    return declared_toolset(
+        CAPABILITY_ID, binding, {"create_chart": create_chart}, toolset_id="charts"
+    )

@@ -41,7 +41,11 @@ def _binding_id(binding: Any) -> str:
 
 
 def _enabled(binding: Any) -> bool:
-    value = binding.get("enabled", True) if isinstance(binding, Mapping) else getattr(binding, "enabled", True)
+    value = (
+        binding.get("enabled", True)
+        if isinstance(binding, Mapping)
+        else getattr(binding, "enabled", True)
+    )
     return bool(value)
 
 

@@ -35,7 +35,7 @@ from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import CachePoint, ModelRequest, ToolReturnPart, UserPromptPart
 from pydantic_ai_harness.planning import PlanItem, PlanStatusUpdate, TaskStatus, render_plan
 
-from ._toolsets import binding_config, declared_toolset, parsed_config
+from ._toolsets import declared_toolset, parsed_config
 from .failures import WrongArguments, budgeted
 
 CAPABILITY_ID = "planning"
@@ -89,7 +89,10 @@ class PlanWrite:
 
 
 def parse_items(raw: Iterable[Any] | None) -> list[PlanItem]:
-    return [item if isinstance(item, PlanItem) else PlanItem.model_validate(item) for item in (raw or [])]
+    return [
+        item if isinstance(item, PlanItem) else PlanItem.model_validate(item)
+        for item in (raw or [])
+    ]
 
 
 def plan_json(items: Sequence[PlanItem]) -> list[dict[str, Any]]:
@@ -119,7 +122,9 @@ def write_back(plan: RunPlan, *, run_status: str) -> PlanWrite:
     items = [item.model_copy() for item in plan.items]
     if run_status in STOPPED_RUN_STATUSES:
         items = [
-            replace_status(item, TaskStatus.pending) if item.status is TaskStatus.in_progress else item
+            replace_status(item, TaskStatus.pending)
+            if item.status is TaskStatus.in_progress
+            else item
             for item in items
         ]
     if not items:
@@ -172,7 +177,10 @@ def summary_line(items: Sequence[PlanItem]) -> str:
     counts = {status: 0 for status in TaskStatus}
     for item in items:
         counts[item.status] += 1
-    parts = [f"{counts[TaskStatus.completed]} completed", f"{counts[TaskStatus.in_progress]} in progress"]
+    parts = [
+        f"{counts[TaskStatus.completed]} completed",
+        f"{counts[TaskStatus.in_progress]} in progress",
+    ]
     parts.append(f"{counts[TaskStatus.pending]} pending")
     if counts[TaskStatus.blocked]:
         parts.append(f"{counts[TaskStatus.blocked]} blocked")
@@ -253,9 +261,13 @@ def _find(items: Sequence[PlanItem], task_id: str) -> PlanItem | None:
 
 def _unknown_id(task_id: str, items: Sequence[PlanItem], what: str = "step") -> WrongArguments:
     if not items:
-        return WrongArguments(f"There is no {what} {task_id!r}: the plan is empty. Write one with write_plan first.")
+        return WrongArguments(
+            f"There is no {what} {task_id!r}: the plan is empty. Write one with write_plan first."
+        )
     known = ", ".join(f"{item.id} ({item.content[:40]})" for item in items[:20])
-    return WrongArguments(f"There is no {what} with id {task_id!r}. The plan's ids: {known}. Call read_plan to see them all.")
+    return WrongArguments(
+        f"There is no {what} with id {task_id!r}. The plan's ids: {known}. Call read_plan to see them all."
+    )
 
 
 def _blocks(items: Sequence[PlanItem], item: PlanItem) -> list[PlanItem]:
@@ -294,7 +306,12 @@ def _depends_cycle(items: Sequence[PlanItem]) -> bool:
 
 
 class PlanTools:
-    """The nine tools over one :class:`RunPlan`."""
+    """The nine tools over one :class:`RunPlan`.
+
+    Async on purpose, with no await inside: each edit runs whole on the event loop, so parallel
+    calls in one model response apply in the order the model made them, with no thread sharing the
+    list.
+    """
 
     def __init__(self, plan: RunPlan, *, subtasks: bool) -> None:
         self.plan = plan
@@ -314,25 +331,37 @@ class PlanTools:
         plan, tools = self.plan, self
 
         @budgeted
-        def write_plan(ctx: RunContext[Any], items: list[PlanItem] | None = None) -> str:
+        async def write_plan(ctx: RunContext[Any], items: list[PlanItem] | None = None) -> str:
             new_items = [item.model_copy() for item in (items or [])]
             if len(new_items) > MAX_STEPS:
-                raise WrongArguments(f"The plan has {len(new_items)} steps; keep it to at most {MAX_STEPS}.")
+                raise WrongArguments(
+                    f"The plan has {len(new_items)} steps; keep it to at most {MAX_STEPS}."
+                )
             ids = [item.id for item in new_items]
             duplicates = sorted({i for i in ids if ids.count(i) > 1})
             if duplicates:
-                raise WrongArguments(f"Step ids must be unique; repeated: {', '.join(duplicates)}. Omit ids to get new ones.")
+                raise WrongArguments(
+                    f"Step ids must be unique; repeated: {', '.join(duplicates)}. Omit ids to get new ones."
+                )
             for item in new_items:
                 if not item.content.strip():
-                    raise WrongArguments("Every step needs content, e.g. {\"content\": \"Draft the email\", \"status\": \"pending\"}.")
+                    raise WrongArguments(
+                        'Every step needs content, e.g. {"content": "Draft the email", "status": "pending"}.'
+                    )
                 tools._check_status(item.status)
                 if not tools.subtasks and (item.parent_id or item.depends_on):
-                    raise WrongArguments("parent_id and depends_on need subtasks, which are off for this agent; leave them out.")
+                    raise WrongArguments(
+                        "parent_id and depends_on need subtasks, which are off for this agent; leave them out."
+                    )
                 for ref in [item.parent_id, *item.depends_on]:
                     if ref is not None and ref not in ids:
-                        raise WrongArguments(f"Step {item.id!r} refers to {ref!r}, which is not in the plan you passed.")
+                        raise WrongArguments(
+                            f"Step {item.id!r} refers to {ref!r}, which is not in the plan you passed."
+                        )
             if tools.subtasks and _depends_cycle(new_items):
-                raise WrongArguments("The plan's dependencies form a cycle; remove one depends_on entry.")
+                raise WrongArguments(
+                    "The plan's dependencies form a cycle; remove one depends_on entry."
+                )
             if tools.subtasks:
                 _sync_blocks(new_items)
             plan.items = new_items
@@ -341,17 +370,21 @@ class PlanTools:
             return f"Plan written: {len(new_items)} step(s).\n\n{tools._listing()}"
 
         @budgeted
-        def read_plan(ctx: RunContext[Any]) -> str:
+        async def read_plan(ctx: RunContext[Any]) -> str:
             if not plan.items:
                 return "There is no plan yet. Write one with write_plan when the work has several steps."
             return f"Current plan:\n{tools._listing()}\n\n{summary_line(plan.items)}"
 
         @budgeted
-        def add_task(ctx: RunContext[Any], content: str = "", active_form: str = "") -> str:
+        async def add_task(ctx: RunContext[Any], content: str = "", active_form: str = "") -> str:
             if not content.strip():
-                raise WrongArguments('content is empty; pass the step in imperative form, e.g. content="Draft the email".')
+                raise WrongArguments(
+                    'content is empty; pass the step in imperative form, e.g. content="Draft the email".'
+                )
             if len(plan.items) >= MAX_STEPS:
-                raise WrongArguments(f"The plan already has {MAX_STEPS} steps; remove or cancel some first.")
+                raise WrongArguments(
+                    f"The plan already has {MAX_STEPS} steps; remove or cancel some first."
+                )
             item = PlanItem(content=content.strip(), active_form=active_form.strip())
             plan.items.append(item)
             return f"Added step [{item.id}] {item.content} (pending)."
@@ -365,29 +398,40 @@ class PlanTools:
                 waiting = _blocks(plan.items, item)
                 if waiting:
                     names = ", ".join(f"{w.id} ({w.content[:40]})" for w in waiting)
-                    raise WrongArguments(f"Step {task_id!r} cannot start: it waits for {names}. Finish those first.")
+                    raise WrongArguments(
+                        f"Step {task_id!r} cannot start: it waits for {names}. Finish those first."
+                    )
             updated = replace_status(item, status)
             plan.items[plan.items.index(item)] = updated
             return updated
 
         @budgeted
-        def update_task_status(ctx: RunContext[Any], task_id: str, status: TaskStatus) -> str:
+        async def update_task_status(ctx: RunContext[Any], task_id: str, status: TaskStatus) -> str:
             updated = _set_status(task_id, status)
             if tools.subtasks:
                 _sync_blocks(plan.items)
             return f"Step [{updated.id}] {updated.content} is now {updated.status.value}."
 
         @budgeted
-        def update_task_statuses(ctx: RunContext[Any], updates: list[PlanStatusUpdate] | None = None) -> str:
+        async def update_task_statuses(
+            ctx: RunContext[Any], updates: list[PlanStatusUpdate] | None = None
+        ) -> str:
             if not updates:
-                raise WrongArguments('updates is empty; pass a list like [{"task_id": "…", "status": "completed"}].')
-            for entry in updates:  # validate the whole batch first: nothing is applied if any is wrong
+                raise WrongArguments(
+                    'updates is empty; pass a list like [{"task_id": "…", "status": "completed"}].'
+                )
+            for (
+                entry
+            ) in updates:  # validate the whole batch first: nothing is applied if any is wrong
                 tools._check_status(entry.status)
                 if _find(plan.items, entry.task_id) is None:
                     raise _unknown_id(entry.task_id, plan.items)
             before = [item.model_copy() for item in plan.items]
             try:
-                lines = [f"[{u.id}] {u.content} → {u.status.value}" for u in (_set_status(e.task_id, e.status) for e in updates)]
+                lines = [
+                    f"[{u.id}] {u.content} → {u.status.value}"
+                    for u in (_set_status(e.task_id, e.status) for e in updates)
+                ]
             except WrongArguments:
                 plan.items[:] = before
                 raise
@@ -396,7 +440,7 @@ class PlanTools:
             return f"Updated {len(lines)} step(s):\n" + "\n".join(lines)
 
         @budgeted
-        def remove_task(ctx: RunContext[Any], task_id: str) -> str:
+        async def remove_task(ctx: RunContext[Any], task_id: str) -> str:
             item = _find(plan.items, task_id)
             if item is None:
                 raise _unknown_id(task_id, plan.items)
@@ -410,7 +454,9 @@ class PlanTools:
                         removed.add(other.id)
                         changed = True
             plan.items[:] = [
-                other.model_copy(update={"depends_on": [d for d in other.depends_on if d not in removed]})
+                other.model_copy(
+                    update={"depends_on": [d for d in other.depends_on if d not in removed]}
+                )
                 for other in plan.items
                 if other.id not in removed
             ]
@@ -420,19 +466,27 @@ class PlanTools:
             return f"Removed step [{task_id}] {item.content}{extra}."
 
         @budgeted
-        def add_subtask(ctx: RunContext[Any], parent_id: str, content: str = "", active_form: str = "") -> str:
+        async def add_subtask(
+            ctx: RunContext[Any], parent_id: str, content: str = "", active_form: str = ""
+        ) -> str:
             parent = _find(plan.items, parent_id)
             if parent is None:
                 raise _unknown_id(parent_id, plan.items, "parent step")
             if not content.strip():
                 raise WrongArguments("content is empty; pass the subtask in imperative form.")
-            item = PlanItem(content=content.strip(), active_form=active_form.strip(), parent_id=parent_id)
-            position = max(i for i, other in enumerate(plan.items) if other.id == parent_id or other.parent_id == parent_id)
+            item = PlanItem(
+                content=content.strip(), active_form=active_form.strip(), parent_id=parent_id
+            )
+            position = max(
+                i
+                for i, other in enumerate(plan.items)
+                if other.id == parent_id or other.parent_id == parent_id
+            )
             plan.items.insert(position + 1, item)
             return f"Added subtask [{item.id}] {item.content} under [{parent_id}] {parent.content}."
 
         @budgeted
-        def set_dependency(ctx: RunContext[Any], task_id: str, depends_on_id: str) -> str:
+        async def set_dependency(ctx: RunContext[Any], task_id: str, depends_on_id: str) -> str:
             item = _find(plan.items, task_id)
             if item is None:
                 raise _unknown_id(task_id, plan.items)
@@ -444,22 +498,27 @@ class PlanTools:
             if depends_on_id in item.depends_on:
                 return f"[{task_id}] already depends on [{depends_on_id}]."
             candidate = [
-                other.model_copy(update={"depends_on": [*other.depends_on, depends_on_id]}) if other.id == task_id else other
+                other.model_copy(update={"depends_on": [*other.depends_on, depends_on_id]})
+                if other.id == task_id
+                else other
                 for other in plan.items
             ]
             if _depends_cycle(candidate):
-                raise WrongArguments(f"[{depends_on_id}] already depends on [{task_id}]: that would be a cycle.")
+                raise WrongArguments(
+                    f"[{depends_on_id}] already depends on [{task_id}]: that would be a cycle."
+                )
             plan.items[:] = candidate
             _sync_blocks(plan.items)
             now = _find(plan.items, task_id)
             return f"[{task_id}] {item.content} now depends on [{depends_on_id}] {prerequisite.content} (status {now.status.value})."
 
         @budgeted
-        def get_available_tasks(ctx: RunContext[Any]) -> str:
+        async def get_available_tasks(ctx: RunContext[Any]) -> str:
             ready = [
                 item
                 for item in plan.items
-                if item.status in (TaskStatus.pending, TaskStatus.in_progress) and not _blocks(plan.items, item)
+                if item.status in (TaskStatus.pending, TaskStatus.in_progress)
+                and not _blocks(plan.items, item)
             ]
             if not ready:
                 return "No step can be worked on now." if plan.items else "There is no plan yet."
@@ -508,7 +567,6 @@ __all__ = [
     "PlanReminder",
     "PlanWrite",
     "RunPlan",
-    "binding_config",
     "build_planning_toolset",
     "is_finished",
     "is_plan_reminder",

@@ -38,5 +38,7 @@ class ContextFileWriteSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=NAME_MAX)
     description = serializers.CharField(max_length=300, allow_blank=True, required=False)
     format = serializers.CharField(max_length=32, allow_blank=True, required=False)
-    body = serializers.CharField(max_length=BODY_MAX_CHARS, allow_blank=True, trim_whitespace=False, required=False)
+    body = serializers.CharField(
+        max_length=BODY_MAX_CHARS, allow_blank=True, trim_whitespace=False, required=False
+    )
     mode = serializers.ChoiceField(choices=ContextMode.choices, required=False)

@@ -13,7 +13,11 @@ from rest_framework.response import Response
 from apps.memory import selectors, services
 from apps.orgs import permissions as perms
 
-from .serializers import ContextFileListSerializer, ContextFileSerializer, ContextFileWriteSerializer
+from .serializers import (
+    ContextFileListSerializer,
+    ContextFileSerializer,
+    ContextFileWriteSerializer,
+)
 
 
 class ContextFileViewSet(viewsets.ViewSet):
@@ -45,7 +49,9 @@ class ContextFileViewSet(viewsets.ViewSet):
             actor=request.user, organization=request.organization, **data.validated_data
         )
         return Response(
-            ContextFileSerializer(selectors.context_file_for(request.organization, context_file.pk)).data,
+            ContextFileSerializer(
+                selectors.context_file_for(request.organization, context_file.pk)
+            ).data,
             status=status.HTTP_201_CREATED,
         )
 
@@ -53,8 +59,12 @@ class ContextFileViewSet(viewsets.ViewSet):
         context_file = self._get(pk)
         data = ContextFileWriteSerializer(data=request.data, partial=partial)
         data.is_valid(raise_exception=True)
-        services.context_file_update(actor=request.user, context_file=context_file, **data.validated_data)
-        return Response(ContextFileSerializer(selectors.context_file_for(request.organization, pk)).data)
+        services.context_file_update(
+            actor=request.user, context_file=context_file, **data.validated_data
+        )
+        return Response(
+            ContextFileSerializer(selectors.context_file_for(request.organization, pk)).data
+        )
 
     def update(self, request, pk=None):
         return self._change(request, pk, partial=False)

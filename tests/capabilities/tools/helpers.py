@@ -6,21 +6,38 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic_ai import Agent
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from apps.runs.toolsets import ToolsetContext, toolset_builder
 
 
 def toolset_context(**extras: Any) -> ToolsetContext:
-    return ToolsetContext(organization_id=1, agent_id=1, run_id=1, user_id=None, surface="api", extras=dict(extras))
+    return ToolsetContext(
+        organization_id=1, agent_id=1, run_id=1, user_id=None, surface="api", extras=dict(extras)
+    )
 
 
-def build(capability_id: str, config: dict | None = None, *, context: ToolsetContext | None = None, **binding: Any):
+def build(
+    capability_id: str,
+    config: dict | None = None,
+    *,
+    context: ToolsetContext | None = None,
+    **binding: Any,
+):
     """The registered builder's toolset for a binding of ``capability_id``."""
     builder = toolset_builder(capability_id)
     assert builder is not None, f"no builder registered for {capability_id}"
-    return builder({"id": capability_id, "config": config or {}, **binding}, context or toolset_context())
+    return builder(
+        {"id": capability_id, "config": config or {}, **binding}, context or toolset_context()
+    )
 
 
 @dataclass
@@ -41,15 +58,18 @@ class Script:
             return ModelResponse(parts=[TextPart(step)])
         calls = step if isinstance(step, list) else [step]
         return ModelResponse(
-            parts=[ToolCallPart(name, args, tool_call_id=f"call-{index}-{n}") for n, (name, args) in enumerate(calls)]
+            parts=[
+                ToolCallPart(name, args, tool_call_id=f"call-{index}-{n}")
+                for n, (name, args) in enumerate(calls)
+            ]
         )
 
     def model(self) -> FunctionModel:
         return FunctionModel(self)
 
 
-def call(name: str, **args: Any) -> tuple[str, dict]:
-    return (name, args)
+def call(tool_name: str, /, **args: Any) -> tuple[str, dict]:
+    return (tool_name, args)
 
 
 def run_agent(toolsets, steps, **agent_kwargs):
@@ -61,7 +81,13 @@ def run_agent(toolsets, steps, **agent_kwargs):
 
 
 def tool_returns(messages: list[ModelMessage]) -> list[ToolReturnPart]:
-    return [p for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart)]
+    return [
+        p
+        for m in messages
+        if isinstance(m, ModelRequest)
+        for p in m.parts
+        if isinstance(p, ToolReturnPart)
+    ]
 
 
 def offered_names(script: Script, request: int = 0) -> set[str]:

@@ -11,7 +11,12 @@ from .helpers import Script, build, call, run_agent, tool_returns
 
 models.ALLOW_MODEL_REQUESTS = False
 
-SHORT_SERIES = call("create_chart", title="Sales", x_values=["Jan", "Feb", "Mar"], series=[{"name": "EU", "values": [1, 2]}])
+SHORT_SERIES = call(
+    "create_chart",
+    title="Sales",
+    x_values=["Jan", "Feb", "Mar"],
+    series=[{"name": "EU", "values": [1, 2]}],
+)
 
 
 def test_a_bad_call_is_a_retry_request_while_the_budget_lasts():
@@ -33,7 +38,12 @@ def test_the_last_attempt_returns_the_message_instead_of_ending_the_run():
 
 
 def test_a_corrected_call_after_a_retry_succeeds_and_resets_the_budget():
-    good = call("create_chart", title="Sales", x_values=["Jan", "Feb"], series=[{"name": "EU", "values": [1, 2]}])
+    good = call(
+        "create_chart",
+        title="Sales",
+        x_values=["Jan", "Feb"],
+        series=[{"name": "EU", "values": [1, 2]}],
+    )
     result, _ = run_agent([build("charts")], [[SHORT_SERIES], [good], [SHORT_SERIES], "ok"])
     outcomes = [p.outcome for p in tool_returns(result.all_messages())]
     assert outcomes == ["retried", "success", "retried"]
@@ -51,7 +61,9 @@ def test_arguments_that_do_not_match_the_schema_end_the_run_without_the_budget_c
 
 def test_the_budget_capability_returns_a_schema_mismatch_on_the_last_attempt():
     bad = call("update_task_status", task_id="x", status="finished-ish")
-    result, _ = run_agent([build("planning")], [[bad], [bad], "carried on"], capabilities=[LastAttemptArguments()])
+    result, _ = run_agent(
+        [build("planning")], [[bad], [bad], "carried on"], capabilities=[LastAttemptArguments()]
+    )
     first, last = tool_returns(result.all_messages())
     assert first.outcome == "retried"
     assert last.outcome == "success"
@@ -68,6 +80,8 @@ def test_the_budget_capability_leaves_valid_calls_alone():
         return a + b
 
     script = Script([[call("add", a=1, b=2)], "three"])
-    result = Agent(script.model(), toolsets=[toolset], capabilities=[LastAttemptArguments()]).run_sync("go")
+    result = Agent(
+        script.model(), toolsets=[toolset], capabilities=[LastAttemptArguments()]
+    ).run_sync("go")
     (part,) = tool_returns(result.all_messages())
     assert part.content == 3

@@ -1,0 +1,123 @@
+"""The drift test for the six capabilities built here, and the one shape of a tool's text.
+
+Declared tools equal the tools offered to the model under every config that changes the set; the
+offered set is read from what a real model request carries, not from the toolset object.
+"""
+
+import pytest
+from pydantic_ai import models
+
+from apps.capabilities.registry import get_capability
+from apps.capabilities.tool_text import has_tool_text_shape, split_tool_text
+from apps.capabilities.tools import builders
+from apps.capabilities.tools._toolsets import TOOL_ID_METADATA
+from apps.runs.toolsets import toolset_builder
+
+from .helpers import build, run_agent, toolset_context
+
+models.ALLOW_MODEL_REQUESTS = False
+
+LINKED = [{"name": "Escalation matrix", "body": "Billing → Ana", "mode": "link"}]
+INJECTED = [{"name": "Glossary", "body": "ARR: annual recurring revenue", "mode": "inject"}]
+
+# (capability, config, extras): every configuration (and resolved input) that changes the set.
+CASES = [
+    ("clock", {}, {}),
+    ("clock", {"timezone": "Europe/Warsaw"}, {}),
+    ("thinking", {}, {}),
+    ("thinking", {"effort": "max"}, {}),
+    ("planning", {}, {}),
+    ("planning", {"enable_subtasks": True}, {}),
+    ("charts", {}, {}),
+    ("code_execution", {}, {}),
+    ("code_execution", {"timeout_secs": 1, "max_memory_mb": 16}, {}),
+    ("context", {}, {"context_files": LINKED}),
+    ("context", {}, {"context_files": LINKED + INJECTED}),
+]
+
+
+def offered_tools(capability_id, config, extras):
+    toolset = build(capability_id, config, context=toolset_context(**extras))
+    if toolset is None:
+        return {}
+    _, script = run_agent([toolset], ["done"])
+    return {t.metadata[TOOL_ID_METADATA]: t for t in script.infos[0].function_tools}
+
+
+def test_every_capability_built_here_registers_a_builder():
+    for capability_id in builders():
+        assert toolset_builder(capability_id) is not None, capability_id
+
+
+@pytest.mark.parametrize(("capability_id", "config", "extras"), CASES, ids=lambda v: repr(v)[:40])
+def test_declared_tools_equal_the_tools_offered_to_the_model(capability_id, config, extras):
+    capability = get_capability(capability_id)
+    offered = offered_tools(capability_id, config, extras)
+    assert set(offered) == {t.id for t in capability.offered_tools(config)}
+    for tool_id, definition in offered.items():
+        assert definition.name == tool_id
+        assert definition.description == capability.tool(tool_id).description
+
+
+def test_subtask_tools_are_declared_always_and_offered_only_with_subtasks():
+    declared = set(get_capability("planning").tool_ids)
+    flat = set(offered_tools("planning", {}, {}))
+    assert declared - flat == {"add_subtask", "set_dependency", "get_available_tasks"}
+    assert set(offered_tools("planning", {"enable_subtasks": True}, {})) == declared
+
+
+@pytest.mark.parametrize("capability_id", ["clock", "thinking"])
+def test_capabilities_without_tools_offer_none(capability_id):
+    assert get_capability(capability_id).tools == ()
+    assert build(capability_id) is None
+
+
+@pytest.mark.parametrize(
+    "extras",
+    [{}, {"context_files": []}, {"context_files": INJECTED}],
+    ids=["no files", "empty", "inject only"],
+)
+def test_context_bound_with_no_link_file_offers_no_tool(extras):
+    assert build("context", context=toolset_context(**extras)) is None
+
+
+@pytest.mark.parametrize(("capability_id", "config", "extras"), CASES, ids=lambda v: repr(v)[:40])
+def test_every_offered_tool_text_has_the_summary_returns_shape(capability_id, config, extras):
+    for definition in offered_tools(capability_id, config, extras).values():
+        assert has_tool_text_shape(definition.description), definition.name
+        summary, returns = split_tool_text(definition.description)
+        assert "\n\n" in summary  # what it does, then when to use it (and the arguments)
+        assert returns.strip()
+
+
+def test_every_argument_the_model_sees_is_described_in_the_text():
+    for capability_id, config, extras in CASES:
+        for definition in offered_tools(capability_id, config, extras).values():
+            summary, _ = split_tool_text(definition.description)
+            for argument in definition.parameters_json_schema.get("properties", {}):
+                assert f"`{argument}`" in summary, (definition.name, argument)
+
+
+def test_a_rename_changes_the_name_the_model_sees_not_the_tool_id():
+    toolset = build("charts", tool_overrides={"create_chart": {"name": "plot"}})
+    _, script = run_agent([toolset], ["done"])
+    (definition,) = script.infos[0].function_tools
+    assert definition.name == "plot"
+    assert definition.metadata[TOOL_ID_METADATA] == "create_chart"
+    assert has_tool_text_shape(definition.description)
+
+
+def test_a_re_description_keeps_the_declared_returns():
+    toolset = build("charts", tool_overrides={"create_chart": {"description": "Draw our KPIs."}})
+    _, script = run_agent([toolset], ["done"])
+    (definition,) = script.infos[0].function_tools
+    summary, returns = split_tool_text(definition.description)
+    assert summary == "Draw our KPIs."
+    assert returns == split_tool_text(get_capability("charts").tool("create_chart").description)[1]
+
+
+@pytest.mark.parametrize("capability_id", sorted(builders()))
+def test_the_six_are_available_in_the_registry(capability_id):
+    capability = get_capability(capability_id)
+    assert capability.available
+    assert capability.unavailable_reason == ""
