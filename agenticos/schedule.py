@@ -34,6 +34,12 @@ SCHEDULE: tuple[PeriodicJob, ...] = (
         every_seconds=HOUR,
         description="Writes each audit chain's signed head outside the database (docs/audit.md).",
     ),
+    PeriodicJob(
+        name="runs: reap stale runs",
+        task="apps.runs.tasks.reap_stale_runs",
+        every_seconds=HOUR,
+        description="Fails runs left queued or running past STALE_RUN_REAPED_AFTER_HOURS (docs/runner.md).",
+    ),
 )
 
 # Marks the PeriodicTask rows this file owns (rows an operator adds in the admin are left alone).

@@ -22,7 +22,15 @@ from apps.orgs.permissions import AGENTS_RUN, RUNS_VIEW, has_org_permission
 from apps.spend.models import Ledger
 from apps.spend.services import budget_counters_reconcile, month_of
 
-from .choices import LIVE_STATUSES, TERMINAL_STATUSES, MessageRole, RunStatus, StepKind, StopReason, Surface
+from .choices import (
+    LIVE_STATUSES,
+    TERMINAL_STATUSES,
+    MessageRole,
+    RunStatus,
+    StepKind,
+    StopReason,
+    Surface,
+)
 from .events import reset_frames
 from .models import Conversation, Message, Run, RunStep
 

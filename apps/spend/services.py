@@ -15,8 +15,8 @@ import logging
 from dataclasses import dataclass
 from decimal import ROUND_UP, Decimal
 
-from django.db import IntegrityError, transaction
-from django.db.models import F, Sum
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -97,32 +97,80 @@ class Cap:
     counter_id: int
 
 
+# One statement each, so the hot path is one round trip per move (docs/budgets.md, "Cost").
+# Rows are always locked in id order (the ordered FOR UPDATE subquery), so two runs sharing the
+# organization's counter never deadlock.
+_RESERVE_SQL = """
+WITH caps AS (
+    SELECT * FROM unnest(%(ids)s::bigint[], %(limits)s::numeric[]) AS cap(id, limit_usd)
+), locked AS (
+    SELECT id, committed_usd + reserved_usd AS spent
+    FROM spend_budgetcounter WHERE id = ANY(%(ids)s) ORDER BY id FOR UPDATE
+), refused AS (
+    SELECT locked.id, locked.spent FROM locked JOIN caps USING (id)
+    WHERE caps.limit_usd IS NOT NULL AND locked.spent >= caps.limit_usd
+), reserved AS (
+    UPDATE spend_budgetcounter SET reserved_usd = reserved_usd + %(estimate)s
+    WHERE id IN (SELECT id FROM locked) AND NOT EXISTS (SELECT 1 FROM refused)
+    RETURNING id
+)
+SELECT id, spent FROM refused
+"""
+
+_RELEASE_SQL = """
+UPDATE spend_budgetcounter SET reserved_usd = reserved_usd - %(reserved)s
+WHERE id IN (SELECT id FROM spend_budgetcounter WHERE id = ANY(%(ids)s) ORDER BY id FOR UPDATE)
+"""
+
+_SETTLE_SQL = """
+WITH entry AS (
+    INSERT INTO spend_ledgerentry (ledger_id, organization_id, agent_id, kind, provider, model_name,
+        input_tokens, output_tokens, cost_usd, priced, month, created_at)
+    VALUES (%(ledger)s, %(organization)s, %(agent)s, %(kind)s, %(provider)s, %(model)s,
+        %(input)s, %(output)s, %(cost)s, %(priced)s, %(month)s, now())
+    RETURNING id
+), counters AS (
+    UPDATE spend_budgetcounter
+    SET committed_usd = committed_usd + %(cost)s, reserved_usd = reserved_usd - %(reserved)s, updated_at = now()
+    WHERE id IN (SELECT id FROM spend_budgetcounter WHERE id = ANY(%(ids)s) ORDER BY id FOR UPDATE)
+    RETURNING id
+), ledger AS (
+    UPDATE spend_ledger
+    SET cost_usd = cost_usd + %(cost)s, input_tokens = input_tokens + %(input)s,
+        output_tokens = output_tokens + %(output)s, request_count = request_count + %(requests)s,
+        cost_is_partial = cost_is_partial OR NOT %(priced)s, updated_at = now()
+    WHERE id = %(ledger)s
+    RETURNING id
+)
+SELECT (SELECT count(*) FROM entry), (SELECT count(*) FROM counters), (SELECT count(*) FROM ledger)
+"""
+
+
 def budget_reserve(caps: list[Cap], estimate_usd: Decimal) -> None:
     """Check every cap against its own counter and reserve ``estimate_usd`` on all of them, in one
-    transaction holding the counters' row locks; raise BudgetExceeded naming the cap that bound.
+    statement holding the counters' row locks; raise BudgetExceeded naming the cap that bound.
 
     Spent is committed + reserved: the other runs' settled requests, this run's own ledger (its
     entries are in the counter once, so a resumed run is not counted twice) and every request
     still in flight.
     """
-    ids = sorted(cap.counter_id for cap in caps)  # one lock order for every worker: no deadlock
-    with transaction.atomic():
-        rows = {
-            pk: committed + reserved
-            for pk, committed, reserved in BudgetCounter.objects.select_for_update()
-            .filter(pk__in=ids)
-            .order_by("pk")
-            .values_list("pk", "committed_usd", "reserved_usd")
-        }
-        for cap in caps:  # the agent's cap first: the more specific one names itself when both bind
-            if cap.limit_usd is not None and rows[cap.counter_id] >= cap.limit_usd:
-                raise BudgetExceeded(scope=cap.scope, limit_usd=cap.limit_usd, spent_usd=rows[cap.counter_id])
-        BudgetCounter.objects.filter(pk__in=ids).update(reserved_usd=F("reserved_usd") + estimate_usd)
+    params = {
+        "ids": [cap.counter_id for cap in caps],
+        "limits": [cap.limit_usd for cap in caps],
+        "estimate": estimate_usd,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_RESERVE_SQL, params)
+        refused = dict(cursor.fetchall())
+    for cap in caps:  # the agent's cap first: the more specific one names itself when both bind
+        if cap.counter_id in refused:
+            raise BudgetExceeded(scope=cap.scope, limit_usd=cap.limit_usd, spent_usd=refused[cap.counter_id])
 
 
 def budget_release(counter_ids: list[int], reserved_usd: Decimal) -> None:
     """Give back a reservation whose request never produced a response."""
-    BudgetCounter.objects.filter(pk__in=counter_ids).update(reserved_usd=F("reserved_usd") - reserved_usd)
+    with connection.cursor() as cursor:
+        cursor.execute(_RELEASE_SQL, {"ids": counter_ids, "reserved": reserved_usd})
 
 
 # --- the ledger ---------------------------------------------------------------------------------
@@ -163,33 +211,26 @@ def charge_record(
     ``reserved_usd`` is the estimate reserved for it, released in the same write (settle).
     """
     price = price_usage(provider, model_name, input_tokens, output_tokens)
-    with transaction.atomic():
-        LedgerEntry.objects.create(
-            ledger_id=ledger_id,
-            organization_id=organization_id,
-            agent_id=agent_id,
-            kind=kind,
-            provider=provider,
-            model_name=model_name,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            cost_usd=price.cost_usd,
-            priced=price.priced,
-            month=month,
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _SETTLE_SQL,
+            {
+                "ledger": ledger_id,
+                "organization": organization_id,
+                "agent": agent_id,
+                "kind": kind,
+                "provider": provider,
+                "model": model_name,
+                "input": input_tokens,
+                "output": output_tokens,
+                "cost": price.cost_usd,
+                "priced": price.priced,
+                "month": month,
+                "ids": counter_ids,
+                "reserved": reserved_usd,
+                "requests": 1 if kind == EntryKind.MODEL_REQUEST else 0,
+            },
         )
-        BudgetCounter.objects.filter(pk__in=counter_ids).update(
-            committed_usd=F("committed_usd") + price.cost_usd, reserved_usd=F("reserved_usd") - reserved_usd
-        )
-        if ledger_id is not None:
-            updates = {
-                "cost_usd": F("cost_usd") + price.cost_usd,
-                "input_tokens": F("input_tokens") + input_tokens,
-                "output_tokens": F("output_tokens") + output_tokens,
-                "request_count": F("request_count") + (1 if kind == EntryKind.MODEL_REQUEST else 0),
-            }
-            if not price.priced:
-                updates["cost_is_partial"] = True
-            Ledger.objects.filter(pk=ledger_id).update(**updates)
     return Charge(price.cost_usd, price.priced, input_tokens, output_tokens)
 
 

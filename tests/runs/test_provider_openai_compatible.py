@@ -9,7 +9,7 @@ from pydantic_ai import Agent
 
 from apps.agents.models import ModelProfile
 from apps.runs.modelbuilder import build_model
-from apps.runs.models import Message, Run
+from apps.runs.models import Message
 from apps.runs.runner import execute_run
 from apps.spend.models import LedgerEntry
 from apps.spend.pricing import price_usage

@@ -1,0 +1,205 @@
+"""Runner benchmarks (`make bench`): governance overhead per model request, and runs per second
+through Celery with two worker processes, on the offline model.
+
+Overhead: the same 20-request FunctionModel script (the offline model's ``/steps 19``) run bare —
+pydantic-ai's own ``Agent.iter`` loop, streaming every node, nothing else — and governed — the
+runner's ``drive()`` with the budget guard (reserve + priced settle on the locked counters), the
+cost and text frames published to Redis, and the cancel watcher. The difference divided by the
+20 requests is the governance overhead per model request. The guard's own time around each
+request is reported too, request by request.
+
+Throughput: N runs created through the service (as the API does), executed by two separate
+``celery worker`` processes (solo pool) against the same PostgreSQL and Redis.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.conf import settings
+from django.db import connection
+from pydantic_ai import Agent, UsageLimits
+
+from agenticos.celery import app as celery_app
+from apps.orgs.choices import Role
+from apps.runs import runner
+from apps.runs.events import FramePublisher
+from apps.runs.models import Run
+from apps.runs.offline import OfflineModel, offline_toolset
+from apps.runs.services import run_claim_running, run_create
+from apps.spend import guard as guard_module
+from tests.factories import OrganizationFactory, member_of
+from tests.runs.factories import published_agent
+
+STEPS = 20
+PAIRS = int(os.environ.get("RUNNER_BENCH_PAIRS", "40"))
+THROUGHPUT_RUNS = int(os.environ.get("RUNNER_BENCH_RUNS", "60"))
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _p99(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(0.99 * (len(ordered) - 1))))]
+
+
+async def _bare_run(prompt: str) -> None:
+    agent = Agent(OfflineModel(), instructions="You are a helpful test agent.", toolsets=[offline_toolset()])
+    async with agent.iter(prompt, usage_limits=UsageLimits(request_limit=STEPS)) as agent_run:
+        async for node in agent_run:
+            if Agent.is_model_request_node(node) or Agent.is_call_tools_node(node):
+                async with node.stream(agent_run.ctx) as stream:
+                    async for _ in stream:
+                        pass
+    assert agent_run.result is not None and agent_run.usage.requests == STEPS
+
+
+@pytest.fixture
+def cast(transactional_db):
+    org = OrganizationFactory(name="Bench", slug=f"bench-{uuid.uuid4().hex[:6]}", monthly_budget_usd=100000)
+    user = member_of(org, Role.MEMBER, f"bench-{uuid.uuid4().hex[:6]}@bench.test")
+    agent = published_agent(org, limits={"max_steps": STEPS}, budget={"monthly_usd": "100000"})
+    return org, user, agent
+
+
+@pytest.mark.bench
+def test_governance_overhead_per_model_request(cast):
+    org, user, agent = cast
+    prompt = f"/steps {STEPS - 1}"
+
+    # Time inside the guard, request by request (reserve + settle + the cost frame).
+    guard_times: list[float] = []
+    original = guard_module.BudgetGuard.wrap_model_request
+
+    async def timed_wrap(self, ctx, *, request_context, handler):
+        inner = 0.0
+
+        async def timed_handler(rc):
+            nonlocal inner
+            started = time.perf_counter()
+            try:
+                return await handler(rc)
+            finally:
+                inner = time.perf_counter() - started
+
+        started = time.perf_counter()
+        response = await original(self, ctx, request_context=request_context, handler=timed_handler)
+        guard_times.append(time.perf_counter() - started - inner)
+        return response
+
+    bare_times: list[float] = []
+    governed_times: list[float] = []
+    for index in range(PAIRS + 3):  # three warm-up pairs are discarded
+        started = time.perf_counter()
+        async_to_sync(_bare_run)(prompt)
+        bare = time.perf_counter() - started
+
+        run = run_create(actor=user, organization=org, agent=agent, input=prompt)
+        assert run_claim_running(run.pk)
+        run = Run.objects.select_related("organization", "agent", "agent_version").get(pk=run.pk)
+        prepared = runner.prepare(run)
+        frames = FramePublisher(run.pk)
+        state = runner.DriveState()
+        guard_module.BudgetGuard.wrap_model_request = timed_wrap
+        try:
+            started = time.perf_counter()
+            async_to_sync(runner.drive)(prepared, frames, state)
+            governed = time.perf_counter() - started
+        finally:
+            guard_module.BudgetGuard.wrap_model_request = original
+        assert len(prepared.meter.records) == STEPS
+        if index >= 3:
+            bare_times.append(bare)
+            governed_times.append(governed)
+        else:
+            guard_times.clear()
+
+    per_request_ms = [(g - b) / STEPS * 1000 for g, b in zip(governed_times, bare_times, strict=True)]
+    guard_ms = [t * 1000 for t in guard_times]
+    bare_per_request_ms = statistics.median(bare_times) / STEPS * 1000
+    governed_per_request_ms = statistics.median(governed_times) / STEPS * 1000
+    print()
+    print(f"runner bench: {PAIRS} pairs of {STEPS}-request runs (offline FunctionModel script)")
+    print(f"  bare pydantic-ai      median {bare_per_request_ms:.3f} ms per request")
+    print(f"  governed (runner)     median {governed_per_request_ms:.3f} ms per request")
+    print(
+        f"  governance overhead   median {statistics.median(per_request_ms):.3f} ms, "
+        f"p99 {_p99(per_request_ms):.3f} ms per request "
+        f"(governed/bare ratio {governed_per_request_ms / bare_per_request_ms:.2f}x)"
+    )
+    print(
+        f"  inside the guard      median {statistics.median(guard_ms):.3f} ms, p99 {_p99(guard_ms):.3f} ms "
+        f"per request over {len(guard_ms)} requests (reserve + settle + cost frame)"
+    )
+
+
+def _worker_env() -> dict[str, str]:
+    db = settings.DATABASES["default"]
+    host = db.get("HOST") or "127.0.0.1"
+    port = db.get("PORT") or "5432"
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    return {
+        **os.environ,
+        # The test database pytest-django created, which this test commits its rows to.
+        "DATABASE_URL": f"postgresql://{db['USER']}{password}@{host}:{port}/{db['NAME']}",
+        "REDIS_URL": settings.REDIS_URL,
+        "DJANGO_SETTINGS_MODULE": "agenticos.settings",
+        "LOG_LEVEL": "WARNING",
+    }
+
+
+@pytest.mark.bench
+def test_runs_per_second_through_celery_with_two_worker_processes(cast):
+    org, user, agent = cast
+    queue = f"agenticos-bench-{uuid.uuid4().hex[:8]}"
+    celery = str(Path(sys.executable).with_name("celery"))
+    workers = [
+        subprocess.Popen(
+            [celery, "-A", "agenticos", "worker", "-P", "solo", "-Q", queue, "-n", f"bench{n}-{queue}@%h",
+             "--without-gossip", "--without-mingle", "--loglevel=WARNING"],
+            cwd=ROOT,
+            env=_worker_env(),
+        )
+        for n in (1, 2)
+    ]
+    celery_app.conf.task_default_queue = queue
+    try:
+        # Warm both workers up (imports, first connections) before timing.
+        warm = [run_create(actor=user, organization=org, agent=agent, input="warm up") for _ in range(4)]
+        _wait_all([r.pk for r in warm], timeout=120)
+
+        started = time.perf_counter()
+        runs = [run_create(actor=user, organization=org, agent=agent, input=f"hello {n}") for n in range(THROUGHPUT_RUNS)]
+        _wait_all([r.pk for r in runs], timeout=300)
+        elapsed = time.perf_counter() - started
+    finally:
+        celery_app.conf.task_default_queue = "celery"
+        for worker in workers:
+            worker.terminate()
+        for worker in workers:
+            worker.wait(timeout=30)
+    completed = Run.objects.filter(pk__in=[r.pk for r in runs], status="completed").count()
+    assert completed == THROUGHPUT_RUNS
+    print()
+    print(
+        f"runner bench: {THROUGHPUT_RUNS} runs through Celery, 2 worker processes (solo pool): "
+        f"{THROUGHPUT_RUNS / elapsed:.1f} completed runs/s ({elapsed:.2f} s in all)"
+    )
+
+
+def _wait_all(run_ids: list[int], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pending = Run.objects.filter(pk__in=run_ids, status__in=["queued", "running"]).count()
+        if not pending:
+            return
+        time.sleep(0.02)
+    connection.close()
+    raise AssertionError(f"runs still pending after {timeout}s")

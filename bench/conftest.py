@@ -1,0 +1,8 @@
+"""The benchmarks reuse the test factories (tests/), which live beside the installed packages."""
+
+import sys
+from pathlib import Path
+
+ROOT = str(Path(__file__).resolve().parent.parent)
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
