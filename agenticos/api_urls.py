@@ -16,6 +16,7 @@ urlpatterns = [
     path("", include("apps.capabilities.api.urls")),
     path("", include("apps.agents.api.urls")),
     path("", include("apps.runs.api.urls")),
+    path("", include("apps.approvals.api.urls")),
     path("", include("apps.spend.api.urls")),
     path("", include("apps.memory.api.urls")),
 ]

@@ -8,16 +8,14 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agenticos.settings")
 django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from .routing import websocket_urlpatterns  # noqa: E402
-from .websocket_auth import WebsocketAuthMiddleware  # noqa: E402
+from .websocket_auth import BrowserOriginValidator, WebsocketAuthMiddleware  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(
-            WebsocketAuthMiddleware(URLRouter(websocket_urlpatterns))
-        ),
+        # Cookie sessions are origin-checked; a bearer key (no ambient credential) is not.
+        "websocket": BrowserOriginValidator(WebsocketAuthMiddleware(URLRouter(websocket_urlpatterns))),
     }
 )

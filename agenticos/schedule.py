@@ -40,6 +40,18 @@ SCHEDULE: tuple[PeriodicJob, ...] = (
         every_seconds=HOUR,
         description="Fails runs left queued or running past STALE_RUN_REAPED_AFTER_HOURS (docs/runner.md).",
     ),
+    PeriodicJob(
+        name="approvals: expire stale approvals",
+        task="apps.approvals.tasks.expire_stale_approvals",
+        every_seconds=HOUR,
+        description="Expires calls pending past APPROVAL_EXPIRY_HOURS and cancels their runs (docs/approvals.md).",
+    ),
+    PeriodicJob(
+        name="approvals: expire unanswered questions",
+        task="apps.approvals.tasks.expire_stale_questions",
+        every_seconds=HOUR,
+        description="Cancels runs whose question went unanswered past QUESTION_EXPIRY_HOURS (docs/approvals.md).",
+    ),
 )
 
 # Marks the PeriodicTask rows this file owns (rows an operator adds in the admin are left alone).

@@ -22,6 +22,8 @@ urlpatterns = [
     ),
     path("api/v1/", include(("agenticos.api_urls", "api"))),
     path("audit/", include("apps.audit.urls")),
+    path("approvals/", include("apps.approvals.urls")),
     path("agents/", include("apps.agents.urls")),
+    path("", include("apps.runs.urls")),
     path("", include("apps.console.urls")),
 ]

@@ -13,7 +13,7 @@ def _user_for_key(raw_key: str):
     from apps.orgs.services import api_key_authenticate
 
     api_key = api_key_authenticate(raw_key)
-    return (api_key.user, api_key.organization) if api_key else (None, None)
+    return (api_key.user, api_key.organization, api_key.pk) if api_key else (None, None, None)
 
 
 class _BearerMiddleware(BaseMiddleware):
@@ -21,11 +21,40 @@ class _BearerMiddleware(BaseMiddleware):
         headers = dict(scope.get("headers") or [])
         authorization = headers.get(b"authorization", b"").decode("latin-1")
         if authorization.startswith("Bearer "):
-            user, organization = await _user_for_key(authorization[len("Bearer ") :].strip())
+            user, organization, key_id = await _user_for_key(authorization[len("Bearer ") :].strip())
             if user is not None:
-                scope = {**scope, "user": user, "api_key_organization": organization}
+                # The key's id lets a consumer notice a revocation before its next send.
+                scope = {**scope, "user": user, "api_key_organization": organization, "api_key_id": key_id}
+            else:
+                # A bad key never falls back to the session cookie (the origin check was skipped).
+                from django.contrib.auth.models import AnonymousUser
+
+                scope = {**scope, "user": AnonymousUser()}
         return await super().__call__(scope, receive, send)
 
 
 def WebsocketAuthMiddleware(inner):  # noqa: N802 - reads like the class it wraps
     return AuthMiddlewareStack(_BearerMiddleware(inner))
+
+
+class BrowserOriginValidator:
+    """Channels' AllowedHostsOriginValidator for cookie sessions only.
+
+    The origin check exists because a browser sends the session cookie on a cross-site
+    websocket handshake (cross-site websocket hijacking). An ``Authorization: Bearer`` key is no
+    ambient credential — a browser never attaches one on its own — and the non-browser clients
+    that use keys send no ``Origin`` at all, which the validator would refuse. So a handshake
+    carrying a bearer key skips the origin check; everything else goes through it.
+    """
+
+    def __init__(self, inner):
+        from channels.security.websocket import AllowedHostsOriginValidator
+
+        self.inner = inner
+        self.validated = AllowedHostsOriginValidator(inner)
+
+    async def __call__(self, scope, receive, send):
+        headers = dict(scope.get("headers") or [])
+        if headers.get(b"authorization", b"").startswith(b"Bearer "):
+            return await self.inner(scope, receive, send)
+        return await self.validated(scope, receive, send)

@@ -93,6 +93,8 @@ INSTALLED_APPS = [
     "apps.agents",
     "apps.spend",
     "apps.runs",
+    "apps.approvals",
+    "apps.notifications",
     "apps.memory",
     "apps.console",
 ]

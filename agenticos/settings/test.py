@@ -10,3 +10,6 @@ EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 # One test database per pytest process: two suites on one server (a developer's and CI's, or two
 # engineers') must not drop each other's database mid-run.
 DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"}
+# Run ids restart at 1 in every test database: each pytest process keys its run frames apart
+# (apps/runs/events.py), so two suites on one Redis never replay each other's streams.
+RUN_FRAMES_KEY_PREFIX = f"agenticos-test-{os.getpid()}"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from django.contrib import admin, messages
+
+from agenticos.admin_base import ReadOnlyAdmin
 from django.core.exceptions import ValidationError
 from django.db.models import Max, Min
 
@@ -11,25 +13,6 @@ from apps.orgs.models import Organization
 from .exports import AUDIT_TABLE, build_export
 from .models import AuditEntry, ImpersonationSession
 from .selectors import Window
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Nothing here can be added, changed or deleted; only app admins may look."""
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    def has_view_permission(self, request, obj=None):
-        return request.user.is_active and request.user.is_superuser
-
-    def has_module_permission(self, request):
-        return request.user.is_active and request.user.is_superuser
 
 
 def _export(modeladmin, request, queryset, fmt: str):

@@ -14,6 +14,9 @@ import redis
 from django.conf import settings
 
 FRAME_RETENTION_SECONDS = 7 * 24 * 3600
+# A run's stream keeps at most about this many frames (MAXLEN ~): a runaway run cannot fill
+# Redis. The terminal frame is always the newest, so it is never the one trimmed.
+FRAME_STREAM_MAXLEN = 10_000
 
 
 class RunStartedFrame(TypedDict):
@@ -54,6 +57,15 @@ class CostFrame(TypedDict):
     cost_is_partial: bool
 
 
+class ContextUsageFrame(TypedDict, total=False):
+    """The provider's input tokens of the latest request; ``window``/``ratio`` only when known."""
+
+    type: Literal["context_usage"]
+    input_tokens: int
+    window: int
+    ratio: float
+
+
 class RunFinishedFrame(TypedDict):
     type: Literal["run_finished"]
     status: str
@@ -62,8 +74,29 @@ class RunFinishedFrame(TypedDict):
     error: str
 
 
+def _prefix() -> str:
+    # The test settings give each pytest process its own prefix: run ids restart at 1 in every
+    # test database, and two suites sharing one Redis must not read each other's frames.
+    return getattr(settings, "RUN_FRAMES_KEY_PREFIX", "agenticos")
+
+
 def _stream_key(run_id: int) -> str:
-    return f"agenticos:run:{run_id}:frames"
+    return f"{_prefix()}:run:{run_id}:frames"
+
+
+def _conversation_key(conversation_id: int) -> str:
+    return f"{_prefix()}:conversation:{conversation_id}:runs"
+
+
+def stream_key(run_id: int) -> str:
+    """The Redis stream of one run's frames; entry ids are ``{seq}-0`` so a reader can XREAD
+    straight after the last sequence it saw."""
+    return _stream_key(run_id)
+
+
+def conversation_key(conversation_id: int) -> str:
+    """The Redis stream announcing each run of a conversation (entry field ``run_id``)."""
+    return _conversation_key(conversation_id)
 
 
 _client: redis.Redis | None = None
@@ -83,23 +116,45 @@ class FramePublisher:
         self.run_id = run_id
         self.key = _stream_key(run_id)
         self.client = _redis()
-        # A resumed run continues the numbering of its earlier segment.
-        self.seq = int(self.client.xlen(self.key))
+        # A resumed run continues the numbering of its earlier segment (from the newest entry,
+        # not the length: the stream is capped, so its length stops counting frames).
+        newest = self.client.xrevrange(self.key, count=1)
+        self.seq = _seq_of(newest[0][0]) if newest else 0
 
     def send(self, frame: dict) -> None:
         self.seq += 1
         payload = {**frame, "seq": self.seq, "run_id": self.run_id}
-        self.client.xadd(self.key, {"frame": json.dumps(payload, default=str)})
+        self.client.xadd(
+            self.key,
+            {"frame": json.dumps(payload, default=str)},
+            id=f"{self.seq}-0",
+            maxlen=FRAME_STREAM_MAXLEN,
+            approximate=True,
+        )
 
     def close(self) -> None:
         self.client.expire(self.key, FRAME_RETENTION_SECONDS)
 
 
+def _seq_of(entry_id) -> int:
+    if isinstance(entry_id, bytes):
+        entry_id = entry_id.decode()
+    return int(str(entry_id).split("-", 1)[0])
+
+
 def frames_after(run_id: int, after: int = 0) -> list[dict]:
     """The run's frames with seq > after, in order."""
-    entries = _redis().xrange(_stream_key(run_id))
+    entries = _redis().xrange(_stream_key(run_id), min=f"{after + 1}-0")
     frames = [json.loads(fields[b"frame"]) for _, fields in entries]
     return [frame for frame in frames if frame["seq"] > after]
+
+
+def announce_run(conversation_id: int, run_id: int) -> None:
+    """Tell a conversation's followers that a run started in it (they then follow its frames)."""
+    client = _redis()
+    key = _conversation_key(conversation_id)
+    client.xadd(key, {"run_id": str(run_id)}, maxlen=1_000, approximate=True)
+    client.expire(key, FRAME_RETENTION_SECONDS)
 
 
 def reset_frames(run_id: int) -> None:

@@ -10,6 +10,7 @@ from pydantic_ai.models import Model
 from apps.agents.models import ModelProfile, Provider
 from apps.vault.services import secret_reveal
 
+from .gauge import context_window_of
 from .offline import OFFLINE_MODEL_NAME, OfflineModel
 
 OFFLINE_LABEL = "Offline model"
@@ -33,6 +34,8 @@ class ModelHandle:
     provider: str
     model_name: str
     label: str
+    # Tokens, from the profile or the price registry; None when unknown (the gauge draws no ratio).
+    context_window: int | None = None
 
 
 def default_model_profile(organization) -> ModelProfile:
@@ -102,4 +105,10 @@ def build_model(profile: ModelProfile) -> ModelHandle:
         model = AnthropicModel(profile.model_name, provider=AnthropicProvider(api_key=_key(profile, required=True)))
     else:
         raise ModelUnavailable(f"The model provider {provider!r} is not supported.")
-    return ModelHandle(model=model, provider=provider, model_name=profile.model_name, label=profile_label(profile))
+    return ModelHandle(
+        model=model,
+        provider=provider,
+        model_name=profile.model_name,
+        label=profile_label(profile),
+        context_window=context_window_of(profile),
+    )

@@ -19,6 +19,9 @@ class Conversation(models.Model):
     user = models.ForeignKey("orgs.User", on_delete=models.SET_NULL, null=True, blank=True, related_name="conversations")
     surface = models.CharField(max_length=16, choices=Surface.choices, default=Surface.API)
     title = models.CharField(max_length=200, blank=True)
+    # The planning capability's plan: it belongs to the conversation, not the turn (seed 000,
+    # "Planificación"). NULL when there is none; written back by the runner when a run stops.
+    plan = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -110,6 +113,12 @@ class Run(models.Model):
     # The age the reaper measures: the last status transition, not the first start.
     last_transition_at = models.DateTimeField(auto_now_add=True)
     cancel_requested_at = models.DateTimeField(null=True, blank=True)
+    # A parked run's state (apps.approvals.parking): the message history and the parked call ids,
+    # one level per delegate (a tree), plus the plan. NULL when the run is not parked.
+    paused_state = models.JSONField(null=True, blank=True)
+    # The chat session's approval mode (apps.approvals.choices.ApprovalMode), checked in prepare():
+    # "follow" (the spec decides), "approve_all" (standing consent), "ask_all" (gate every tool).
+    approval_mode = models.CharField(max_length=16, default="follow")
 
     class Meta:
         ordering = ["-created_at"]

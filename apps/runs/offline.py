@@ -46,6 +46,7 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.usage import RequestUsage
 
+from apps.capabilities.tools.planning import is_plan_reminder
 from apps.spend.tokens import messages_chars, part_chars, tokens_for, tool_definitions_chars
 
 OFFLINE_MODEL_NAME = "offline"
@@ -60,7 +61,8 @@ _STEPS_LINE = re.compile(r"^\s*/steps\s+(?P<count>\d+)\s*$", re.MULTILINE)
 _ASK_LINE = re.compile(r"^\s*/ask\b(?P<rest>.*)$", re.MULTILINE)
 _TIME_WORDS = re.compile(r"\b(time|date|today|day is it|what day|hour|clock)\b", re.IGNORECASE)
 # The clock capability's instructions carry a line like "Current date and time: 2025-01-31 09:00 (Europe/Madrid)".
-_CLOCK_LINE = re.compile(r"^.*\bcurrent (date|time)\b.*$", re.IGNORECASE | re.MULTILINE)
+# Anchored to the line's start: "Your setup" also mentions the clock in prose.
+_CLOCK_LINE = re.compile(r"^\s*Current date and time:.*$", re.MULTILINE)
 
 
 def request_tokens(messages: list[ModelMessage], info: AgentInfo) -> int:
@@ -87,7 +89,8 @@ def _current_turn(messages: list[ModelMessage]) -> tuple[str, list[ModelMessage]
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
         if isinstance(message, ModelRequest):
-            prompts = [p for p in message.parts if isinstance(p, UserPromptPart)]
+            # Planning's trailing reminder is a prompt part too; it is not the person speaking.
+            prompts = [p for p in message.parts if isinstance(p, UserPromptPart) and not is_plan_reminder(p)]
             if prompts:
                 return "\n".join(_prompt_text(p) for p in prompts), messages[index + 1 :]
     return "", list(messages)
@@ -100,10 +103,13 @@ def _quote(text: str) -> str:
 
 def _results_sentence(request: ModelMessage | None) -> str:
     parts = request.parts if isinstance(request, ModelRequest) else []
-    returns = [p for p in parts if isinstance(p, ToolReturnPart)]
-    retries = [p for p in parts if isinstance(p, RetryPromptPart)]
+    # pydantic-ai 2.x records a retry as the call's own return part with outcome "retried".
+    returns = [p for p in parts if isinstance(p, ToolReturnPart) and p.outcome != "retried"]
+    retries = [p for p in parts if isinstance(p, RetryPromptPart) or (isinstance(p, ToolReturnPart) and p.outcome == "retried")]
     if retries and not returns:
-        return f"The tool call did not work: {_quote(retries[0].model_response())}"
+        first = retries[0]
+        text = first.model_response() if isinstance(first, RetryPromptPart) else first.model_response_str()
+        return f"The tool call did not work: {_quote(text)}"
     if len(returns) == 1:
         return f'The tool {returns[0].tool_name} returned "{_quote(returns[0].model_response_str())}".'
     if returns:

@@ -23,7 +23,8 @@ import logging
 from dataclasses import dataclass, field
 
 from asgiref.sync import async_to_sync, sync_to_async
-from pydantic_ai import Agent, CancellationToken, UsageLimits
+from django.db import transaction
+from pydantic_ai import Agent, CancellationToken, DeferredToolRequests, UsageLimits
 from pydantic_ai.exceptions import (
     ModelAPIError,
     ModelHTTPError,
@@ -45,6 +46,11 @@ from pydantic_ai.messages import (
 )
 
 from apps.agents.models import AgentStatus
+from apps.approvals import parking
+from apps.approvals.gate import ApprovalGate, ApprovalModeRefused, gate_for_run
+from apps.capabilities.tools import contributions, planning
+from apps.capabilities.tools.failures import LastAttemptArguments
+from apps.memory.selectors import context_files_for_run
 from apps.spend.guard import BudgetGuard, RequestRecord, RunMeter
 from apps.spend.services import BudgetExceeded
 from apps.vault.services import secret_reveal
@@ -52,8 +58,9 @@ from apps.vault.services import secret_reveal
 from . import services
 from .choices import RunStatus, StopReason
 from .events import FramePublisher
+from .gauge import context_gauge
 from .modelbuilder import ModelHandle, ModelUnavailable, build_model, model_profile_for
-from .models import Run
+from .models import Conversation, Run
 from .offline import offline_toolset
 from .toolsets import ToolsetContext, toolset_builder
 
@@ -86,6 +93,9 @@ class PreparedRun:
     guard: BudgetGuard
     unbuilt_capabilities: list[str] = field(default_factory=list)
     deferred_tool_results: object | None = None
+    # What prepare() resolved for the capabilities (plan, context files); read back at the end.
+    extras: dict = field(default_factory=dict)
+    approval_gate: ApprovalGate | None = None
 
 
 def _setup_section(spec) -> str:
@@ -124,6 +134,28 @@ def _history_of(run: Run, *, resume: bool) -> list[ModelMessage]:
     return ModelMessagesTypeAdapter.validate_python(previous or [])
 
 
+def _resolve_extras(run: Run, spec, bindings, *, resume: bool) -> dict:
+    bound = {binding.id for binding in bindings}
+    extras: dict = {}
+    if "planning" in bound:
+        # A resume continues the parked state's plan; a new turn opens with the conversation's.
+        parked_plan = (run.paused_state or {}).get("plan") if resume else None
+        stored_plan = run.conversation.plan if run.conversation_id else None
+        extras["plan"] = planning.seed_plan(stored=stored_plan, parked=parked_plan)
+    if "context" in bound:
+        extras["context_files"] = context_files_for_run(run.organization_id, spec.context_ids)
+    return extras
+
+
+def _write_back_plan(run: Run, prepared: PreparedRun | None, status: str) -> None:
+    """The plan belongs to the conversation: store what this turn left of it."""
+    if prepared is None or "plan" not in prepared.extras or run.conversation_id is None:
+        return
+    written = planning.write_back(prepared.extras["plan"], run_status=status)
+    if written.write:
+        Conversation.objects.filter(pk=run.conversation_id).update(plan=written.value)
+
+
 def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None) -> PreparedRun:
     """The single funnel: a new or resumed run assembled from its published version."""
     version = run.agent_version
@@ -133,15 +165,25 @@ def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None) -> Pr
     _assert_runnable(version)
     spec = version.frozen_spec
     organization = run.organization
+    # The session's approval mode is checked here, the one funnel a new and a resumed run share:
+    # a mode the session may not have refuses the turn with a sentence (seed 003).
+    try:
+        approval_gate = gate_for_run(run, spec)
+    except ApprovalModeRefused as exc:
+        raise RunNotRunnable(exc.sentence) from exc
 
     try:
         handle = build_model(model_profile_for(organization, spec.model_profile_id))
     except ModelUnavailable as exc:
         raise RunNotRunnable(exc.sentence) from exc
 
+    bindings = spec.enabled_bindings()
+    # What the capabilities' tools and contributions read, resolved here before the run (a tool
+    # never reaches into the database itself); one dict shared by every builder and contribution.
+    extras = _resolve_extras(run, spec, bindings, resume=resume)
     toolsets = []
     unbuilt: list[str] = []
-    for binding in spec.enabled_bindings():
+    for binding in bindings:
         builder = toolset_builder(binding.id)
         if builder is None:
             unbuilt.append(binding.id)
@@ -161,6 +203,7 @@ def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None) -> Pr
             user_id=run.user_id,
             surface=run.surface,
             secret_value=secret_value,
+            extras=extras,
         )
         toolset = builder(binding, context)
         if toolset is not None:
@@ -168,7 +211,11 @@ def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None) -> Pr
     if handle.provider == "offline":
         toolsets.append(offline_toolset())
 
-    instructions = [text for text in (spec.instructions, _setup_section(spec)) if text]
+    instructions = [
+        text
+        for text in (spec.instructions, _setup_section(spec), *contributions.run_instructions(bindings, extras))
+        if text
+    ]
     meter = RunMeter.open(
         run=run,
         provider=handle.provider,
@@ -181,7 +228,11 @@ def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None) -> Pr
         handle.model,
         instructions="\n\n".join(instructions) or None,
         toolsets=toolsets,
-        capabilities=[guard],
+        # The guard first: it must see every model request before anything else shapes it.
+        capabilities=[guard, LastAttemptArguments(), *contributions.run_capabilities(bindings, extras), approval_gate],
+        # A gated call or a question ends the run with its parked calls as output (apps.approvals).
+        output_type=[str, DeferredToolRequests],
+        model_settings=contributions.run_model_settings(bindings, handle.provider) or None,
         name=f"agent-{agent_row.pk}",
     )
     max_steps = spec.limits.max_steps
@@ -199,6 +250,8 @@ def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None) -> Pr
         guard=guard,
         unbuilt_capabilities=unbuilt,
         deferred_tool_results=deferred_tool_results,
+        extras=extras,
+        approval_gate=approval_gate,
     )
 
 
@@ -210,6 +263,8 @@ class DriveState:
     output: str | None = None
     partial_text: list[str] = field(default_factory=list)
     messages: list[ModelMessage] | None = None
+    # The calls the run parked on (a gated call, a question), when it ended on them.
+    deferred: DeferredToolRequests | None = None
 
 
 async def drive(prepared: PreparedRun, frames: FramePublisher | None, state: DriveState) -> None:
@@ -229,6 +284,8 @@ async def drive(prepared: PreparedRun, frames: FramePublisher | None, state: Dri
                 "cost_is_partial": not record.priced,
             }
         )
+        # The context gauge: the provider's own input tokens of this request (seed 003).
+        send({"type": "context_usage", **context_gauge(record.input_tokens, prepared.model.context_window)})
 
     prepared.guard.on_settled = settled
 
@@ -259,7 +316,10 @@ async def drive(prepared: PreparedRun, frames: FramePublisher | None, state: Dri
                     async with node.stream(agent_run.ctx) as stream:
                         async for event in stream:
                             _tool_event_frame(event, send)
-            state.output = str(agent_run.result.output) if agent_run.result is not None else ""
+            output = agent_run.result.output if agent_run.result is not None else ""
+            if isinstance(output, DeferredToolRequests):
+                state.deferred, output = output, ""
+            state.output = str(output)
     finally:
         watcher.cancel()
         from apps.spend.guard import _current_meter
@@ -381,14 +441,33 @@ def execute_run(run_id: int, *, resume: bool = False, deferred_tool_results=None
             logger.exception("run %s failed", run_id)
     finally:
         outcome = outcome_of(failure, prepared)
-        finished = services.run_finish(
-            run=run,
-            outcome=outcome,
-            model=prepared.model if prepared else None,
-            records=prepared.meter.records if prepared else [],
-            messages=state.messages,
-            output=state.output if state.output is not None else "".join(state.partial_text),
-        )
+        deferred = state.deferred if failure is None else None
+        if deferred is not None:
+            # Parked on a gated call or a question: a wait, not an end (apps.approvals.parking).
+            outcome = Outcome(parking.parked_status(deferred), "")
+        booking = {
+            "run": run,
+            "model": prepared.model if prepared else None,
+            "records": prepared.meter.records if prepared else [],
+            "messages": state.messages,
+            "output": state.output if state.output is not None else "".join(state.partial_text),
+        }
+        parked_frames: list[dict] = []
+        try:
+            # The run's end, its approval rows, questions and parked steps commit together.
+            with transaction.atomic():
+                finished = services.run_finish(outcome=outcome, **booking)
+                parked_frames = parking.after_run(
+                    run=finished, prepared=prepared, deferred=deferred, messages=state.messages, resumed=resume
+                )
+        except Exception:
+            logger.exception("run %s: booking its end failed", run_id)
+            finished = services.run_finish(
+                outcome=Outcome(RunStatus.FAILED, StopReason.INTERNAL_ERROR, INTERNAL_ERROR_SENTENCE), **booking
+            )
+        _write_back_plan(run, prepared, finished.status)
+        for frame in parked_frames:
+            frames.send(frame)
         frames.send(
             {
                 "type": "run_finished",

@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+import datetime as dt
+
+from django.db.models import (
+    Case,
+    DurationField,
+    Exists,
+    ExpressionWrapper,
+    F,
+    IntegerField,
+    Q,
+    QuerySet,
+    Value,
+    When,
+)
+from django.db.models.functions import Coalesce
 
 from apps.orgs.permissions import RUNS_VIEW, has_org_permission
 
-from .models import Conversation, Run
+from .choices import TERMINAL_STATUSES
+from .filters import RunHistoryFilters
+from .gauge import context_gauge, context_window_of, selected_profile_of
+from .models import Conversation, Message, Run
 
 
 def runs_visible_to(user, organization) -> QuerySet[Run]:
@@ -22,3 +39,237 @@ def conversations_visible_to(user, organization) -> QuerySet[Conversation]:
     if has_org_permission(user, organization, RUNS_VIEW):
         return conversations
     return conversations.filter(user_id=user.pk)
+
+
+# --- the run history (seed 003, "Qué muestra el historial de runs" / "Acotar el historial") ---
+
+
+def _with_history_columns(runs: QuerySet[Run]) -> QuerySet[Run]:
+    return runs.annotate(
+        # A queued run has no started_at yet; it is listed (and windowed) by when it was asked for.
+        started=Coalesce("started_at", "created_at"),
+        duration=ExpressionWrapper(F("ended_at") - F("started_at"), output_field=DurationField()),
+        tokens=F("input_tokens") + F("output_tokens"),
+        # Cost and tokens are written only when a run ends: unfinished runs sort last either way.
+        unfinished=Case(
+            When(ended_at__isnull=True, then=Value(1)),
+            default=Value(0),
+            output_field=IntegerField(),
+        ),
+    )
+
+
+def run_history(user, organization, filters: RunHistoryFilters) -> QuerySet[Run]:
+    """The runs a person may read, filtered and ordered over the whole filtered set in SQL.
+
+    Only top-level runs by default (the rows someone started: their cost is what the organization
+    is billed). ``agent_id`` + ``include_delegations`` is an agent's own history, delegated rows
+    included; ``parent_run_id`` lists what one run delegated and takes precedence. Every filter
+    narrows the same queryset the count is taken from, so a total describes the rows under it.
+    """
+    runs = _with_history_columns(runs_visible_to(user, organization)).select_related(
+        "agent", "user"
+    )
+    if filters.parent_run_id is not None:
+        runs = runs.filter(parent_run_id=filters.parent_run_id)
+    elif not filters.include_delegations:
+        runs = runs.filter(parent_run__isnull=True)
+    if filters.agent_id is not None:
+        runs = runs.filter(agent_id=filters.agent_id)
+    if filters.statuses:
+        runs = runs.filter(status__in=filters.statuses)
+    if filters.surfaces:
+        runs = runs.filter(surface__in=filters.surfaces)
+    if filters.user_ids:
+        runs = runs.filter(user_id__in=filters.user_ids)
+    if filters.model_labels:
+        # Exact: the label the run recorded, not resolved through the model catalog.
+        runs = runs.filter(model_label__in=filters.model_labels)
+    if filters.started_from is not None:
+        runs = runs.filter(started__gte=filters.started_from)
+    if filters.started_before is not None:
+        runs = runs.filter(started__lt=filters.started_before)
+    if filters.agent_version_id is not None:
+        runs = runs.filter(agent_version_id=filters.agent_version_id)
+    if filters.took_over_ms is not None:
+        # An unfinished run has no duration: excluded, never counted as zero.
+        runs = runs.filter(duration__gt=dt.timedelta(milliseconds=filters.took_over_ms))
+    if (
+        filters.environment_id is not None
+        or filters.exposure_id is not None
+        or filters.rated is not None
+    ):
+        # No run records an environment or an exposure, and no message carries a rating yet
+        # (those features are not built): the honest answer to these filters is no rows.
+        runs = runs.none()
+    return runs.order_by(*_history_order(filters))
+
+
+def _history_order(filters: RunHistoryFilters) -> list:
+    column = {
+        "started_at": "started",
+        "duration": "duration",
+        "cost": "cost_usd",
+        "tokens": "tokens",
+    }[filters.order_by]
+    value = (
+        F(column).desc(nulls_last=True) if filters.descending else F(column).asc(nulls_last=True)
+    )
+    tiebreak = "-pk" if filters.descending else "pk"
+    if filters.order_by == "started_at":
+        return [value, tiebreak]
+    return ["unfinished", value, tiebreak]
+
+
+def run_for_reader(user, organization, run_id) -> Run | None:
+    """One run, delegated or not, resolved against the caller's organization first and then
+    their grant (seed 003: reading a run is authorized, not owned); None reads as absent."""
+    return (
+        runs_visible_to(user, organization)
+        .select_related("agent", "agent__current_version", "user", "parent_run")
+        .filter(pk=run_id)
+        .first()
+    )
+
+
+def run_turns(run: Run):
+    """The turns of a run's conversation that belong to this run, in order."""
+    return Message.objects.filter(run=run).order_by("created_at", "pk")
+
+
+def conversation_turns(conversation: Conversation):
+    return conversation.messages.select_related("run").order_by("created_at", "pk")
+
+
+def turns_with_gauge(messages, agent) -> list[dict]:
+    """Turns as dicts, each assistant turn with its context gauge against the agent's current
+    model selection (seed 003: the count is stored on the turn, the ratio never is)."""
+    window = context_window_of(selected_profile_of(agent))
+    turns = []
+    for message in messages:
+        turns.append(
+            {
+                "id": message.pk,
+                "role": message.role,
+                "content": message.content,
+                "run_id": message.run_id,
+                "run_status": message.run_status,
+                "cost_usd": message.cost_usd,
+                "cost_is_partial": message.cost_is_partial,
+                "context_tokens": message.context_tokens,
+                "context": context_gauge(message.context_tokens, window),
+                "created_at": message.created_at,
+            }
+        )
+    return turns
+
+
+def run_transcript(run: Run) -> dict:
+    """What a run's detail view draws: its turns in order and its steps. A run without a
+    conversation says so with ``conversation_id: None`` and no turns, never an empty list that
+    would read as "it did nothing"."""
+    steps = list(run.steps.order_by("number"))
+    if run.conversation_id is None:
+        return {"run_id": run.pk, "conversation_id": None, "turns": None, "steps": steps}
+    return {
+        "run_id": run.pk,
+        "conversation_id": run.conversation_id,
+        "turns": turns_with_gauge(run_turns(run), run.agent),
+        "steps": steps,
+    }
+
+
+# --- who may follow a run's frames (asked on connect and again before every send) ----------
+
+
+def _caller_still_in(user_id: int, organization_id: int, api_key_id: int | None):
+    """A fresh condition (no cached role): the person is active and still a member (or an app
+    admin), and the API key they connected with, if any, is not revoked."""
+    from apps.orgs.models import ApiKey, Membership, User
+
+    active_member = Exists(User.objects.filter(pk=user_id, is_active=True, is_superuser=True)) | Exists(
+        Membership.objects.filter(organization_id=organization_id, user_id=user_id, user__is_active=True)
+    )
+    if api_key_id is not None:
+        active_member &= Exists(ApiKey.objects.filter(pk=api_key_id, revoked_at__isnull=True))
+    return active_member
+
+
+def run_followable(*, user_id: int, organization_id: int, run_id: int, api_key_id: int | None = None) -> bool:
+    """May this caller receive this run's frames right now? One query: the run is in the caller's
+    organization, the caller is still in it, and holds runs:view or started the run."""
+    from apps.orgs.models import Membership, User
+    from apps.orgs.permissions import ROLE_PERMISSIONS
+
+    viewing_roles = [role for role, granted in ROLE_PERMISSIONS.items() if RUNS_VIEW in granted]
+    reads_every_run = Exists(User.objects.filter(pk=user_id, is_superuser=True)) | Exists(
+        Membership.objects.filter(organization_id=organization_id, user_id=user_id, role__in=viewing_roles)
+    )
+    return (
+        Run.objects.filter(pk=run_id, organization_id=organization_id)
+        .filter(_caller_still_in(user_id, organization_id, api_key_id))
+        .filter(Q(user_id=user_id) | reads_every_run)
+        .exists()
+    )
+
+
+def conversation_followable(
+    *, user_id: int, organization_id: int, conversation_id: int, api_key_id: int | None = None
+) -> bool:
+    """A conversation's live frames are its owner's: runs:view reads a colleague's run, but never
+    widens the private thread it sits in (seed 003)."""
+    return (
+        Conversation.objects.filter(pk=conversation_id, organization_id=organization_id, user_id=user_id)
+        .filter(_caller_still_in(user_id, organization_id, api_key_id))
+        .exists()
+    )
+
+
+def conversation_run_ids(conversation_id: int, *, from_run_id: int | None) -> list[int]:
+    """The runs of a conversation to replay for a follower: from ``from_run_id`` on, else the latest."""
+    runs = Run.objects.filter(conversation_id=conversation_id).order_by("pk").values_list("pk", flat=True)
+    if from_run_id is not None:
+        return list(runs.filter(pk__gte=from_run_id))
+    latest = runs.last()
+    return [latest] if latest is not None else []
+
+
+def run_terminal_frame(run_id: int) -> dict | None:
+    """The terminal frame rebuilt from the row, for a finished run whose stream has expired."""
+    run = Run.objects.filter(pk=run_id).values("status", "cost_usd", "cost_is_partial", "error").first()
+    if run is None or run["status"] not in TERMINAL_STATUSES:
+        return None
+    return {
+        "type": "run_finished",
+        "run_id": run_id,
+        "status": run["status"],
+        "cost_usd": str(run["cost_usd"]),
+        "cost_is_partial": run["cost_is_partial"],
+        "error": run["error"],
+    }
+
+
+def own_conversations(user, organization):
+    """A person's own threads (chat is private: runs:view does not widen it)."""
+    return Conversation.objects.filter(organization=organization, user_id=user.pk).select_related("agent")
+
+
+def runnable_agents(organization):
+    """Agents a chat can start: published and not archived."""
+    from apps.agents.models import Agent, AgentStatus
+
+    return (
+        Agent.objects.filter(organization=organization, current_version__isnull=False)
+        .exclude(status=AgentStatus.ARCHIVED)
+        .select_related("current_version")
+        .order_by("name")
+    )
+
+
+def live_run_of(conversation: Conversation) -> Run | None:
+    """The conversation's run still in progress, if any (the chat page attaches to its frames)."""
+    return conversation.runs.exclude(status__in=TERMINAL_STATUSES).order_by("-pk").first()
+
+
+def delegations_of(run: Run) -> QuerySet[Run]:
+    return Run.objects.filter(parent_run=run).select_related("agent").order_by("started_at", "pk")

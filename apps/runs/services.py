@@ -31,7 +31,7 @@ from .choices import (
     StopReason,
     Surface,
 )
-from .events import reset_frames
+from .events import announce_run, reset_frames
 from .models import Conversation, Message, Run, RunStep
 
 logger = logging.getLogger(__name__)
@@ -59,8 +59,13 @@ def run_create(
     conversation: Conversation | None = None,
     surface: str = Surface.API,
     parent_run: Run | None = None,
+    approval_mode: str = "follow",
 ) -> Run:
-    """Create a run ``queued`` against the agent's published version; enqueue it on commit."""
+    """Create a run ``queued`` against the agent's published version; enqueue it on commit.
+
+    ``approval_mode`` is the chat session's (follow | approve_all | ask_all); ``prepare()`` checks
+    it and refuses the turn with a sentence when the session may not have it (apps.approvals.gate).
+    """
     if actor is not None and not has_org_permission(actor, organization, AGENTS_RUN):
         raise PermissionDenied(f"{AGENTS_RUN} is required")
     if agent.organization_id != organization.pk:
@@ -91,12 +96,14 @@ def run_create(
         parent_run=parent_run,
         input=input,
         status=RunStatus.QUEUED,
+        approval_mode=approval_mode,
     )
     Message.objects.create(conversation=conversation, run=run, role=MessageRole.USER, content=input)
     Conversation.objects.filter(pk=conversation.pk).update(updated_at=timezone.now())
 
     def after_commit() -> None:
         reset_frames(run.pk)
+        announce_run(conversation.pk, run.pk)
         _enqueue(run.pk)
 
     transaction.on_commit(after_commit)

@@ -1,22 +1,31 @@
+"""The ledger in the admin: read-only, because money moves only through the budget guard."""
+
 from django.contrib import admin
+
+from agenticos.admin_base import ReadOnlyAdmin
 
 from .models import BudgetCounter, Ledger, LedgerEntry
 
 
 @admin.register(Ledger)
-class LedgerAdmin(admin.ModelAdmin):
-    list_display = ("run", "organization", "agent", "cost_usd", "cost_is_partial", "request_count")
-    readonly_fields = [f.name for f in Ledger._meta.fields]
+class LedgerAdmin(ReadOnlyAdmin):
+    list_display = ("run", "organization", "agent", "cost_usd", "cost_is_partial", "request_count", "updated_at")
+    list_filter = ("cost_is_partial", "organization")
+    search_fields = ("=run__id", "agent__name", "organization__name")
+    list_select_related = ("run", "organization", "agent")
 
 
 @admin.register(LedgerEntry)
-class LedgerEntryAdmin(admin.ModelAdmin):
+class LedgerEntryAdmin(ReadOnlyAdmin):
     list_display = ("id", "organization", "agent", "kind", "provider", "model_name", "cost_usd", "priced", "month")
-    list_filter = ("kind", "provider", "priced")
-    readonly_fields = [f.name for f in LedgerEntry._meta.fields]
+    list_filter = ("kind", "provider", "priced", "month")
+    search_fields = ("model_name", "agent__name", "organization__name")
+    list_select_related = ("organization", "agent")
 
 
 @admin.register(BudgetCounter)
-class BudgetCounterAdmin(admin.ModelAdmin):
+class BudgetCounterAdmin(ReadOnlyAdmin):
     list_display = ("scope", "organization", "agent", "month", "committed_usd", "reserved_usd")
-    readonly_fields = [f.name for f in BudgetCounter._meta.fields]
+    list_filter = ("scope", "month")
+    search_fields = ("organization__name", "agent__name")
+    list_select_related = ("organization", "agent")

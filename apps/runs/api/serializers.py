@@ -12,6 +12,18 @@ class RunCreateSerializer(serializers.Serializer):
 class RunSerializer(serializers.ModelSerializer):
     # Money as a string: a float would round what a finance team reconciles.
     cost_usd = serializers.DecimalField(max_digits=14, decimal_places=8, coerce_to_string=True)
+    # ended_at - started_at; null while the run has not finished (it has no duration yet).
+    duration_ms = serializers.SerializerMethodField()
+    # No message carries a rating yet (ratings are not built); false is what the rows record.
+    down_rated = serializers.SerializerMethodField()
+
+    def get_duration_ms(self, run) -> int | None:
+        if run.started_at is None or run.ended_at is None:
+            return None
+        return int((run.ended_at - run.started_at).total_seconds() * 1000)
+
+    def get_down_rated(self, run) -> bool:
+        return False
 
     class Meta:
         model = Run
@@ -40,5 +52,39 @@ class RunSerializer(serializers.ModelSerializer):
             "created_at",
             "started_at",
             "ended_at",
+            "duration_ms",
+            "down_rated",
         ]
         read_only_fields = fields
+
+
+class ContextGaugeSerializer(serializers.Serializer):
+    input_tokens = serializers.IntegerField()
+    window = serializers.IntegerField(required=False)
+    ratio = serializers.FloatField(required=False)
+
+
+class TurnSerializer(serializers.Serializer):
+    """One turn of a run's transcript: what was said, the run's state when it was written, its
+    cost share, and the context gauge (``context`` omits window and ratio when unknown)."""
+
+    id = serializers.IntegerField()
+    role = serializers.CharField()
+    content = serializers.CharField()
+    run_status = serializers.CharField()
+    cost_usd = serializers.DecimalField(
+        max_digits=14, decimal_places=8, coerce_to_string=True, allow_null=True
+    )
+    cost_is_partial = serializers.BooleanField(allow_null=True)
+    context_tokens = serializers.IntegerField(allow_null=True)
+    context = ContextGaugeSerializer(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+
+class StepSerializer(serializers.Serializer):
+    number = serializers.IntegerField()
+    kind = serializers.CharField()
+    detail = serializers.JSONField()
+    input_tokens = serializers.IntegerField()
+    output_tokens = serializers.IntegerField()
+    cost_usd = serializers.DecimalField(max_digits=14, decimal_places=8, coerce_to_string=True)

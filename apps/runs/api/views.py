@@ -1,7 +1,9 @@
-"""Runs over the API: start one, read it, cancel it. Parse, call a service, shape."""
+"""Runs over the API: start one, read the history, read one and its transcript, cancel one.
+Parse, call a service or a selector, shape."""
 
 from __future__ import annotations
 
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
@@ -10,32 +12,50 @@ from rest_framework.response import Response
 from apps.agents.models import Agent
 from apps.orgs import permissions as perms
 from apps.runs import selectors, services
+from apps.runs.filters import parse_run_history
 
-from .serializers import RunCreateSerializer, RunSerializer
+from .serializers import RunCreateSerializer, RunSerializer, StepSerializer, TurnSerializer
 
 
 class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """`POST` starts a run (`agents:run`) and answers it `queued`; `GET` reads runs you may see
-    (every run with `runs:view`, else your own); `POST {id}/cancel/` stops one."""
+    """`POST` starts a run (`agents:run`) and answers it `queued`; `GET` lists the run history
+    (top-level runs by default, every filter and order of seed 003; a value outside its type is
+    a 422); `GET {id}/` and `GET {id}/transcript/` read one run — every run of the organization
+    with `runs:view`, else your own, and another organization's run is a 404 like a missing id;
+    `POST {id}/cancel/` stops one."""
 
     serializer_class = RunSerializer
     required_permission = {"POST": perms.AGENTS_RUN}
 
     def get_queryset(self):
-        runs = selectors.runs_visible_to(self.request.user, self.request.organization)
         if self.action == "list":
-            runs = runs.filter(parent_run__isnull=True)
-        return runs.order_by("-created_at")
+            filters = parse_run_history(self.request.query_params)
+            return selectors.run_history(self.request.user, self.request.organization, filters)
+        return selectors.runs_visible_to(self.request.user, self.request.organization).order_by(
+            "-created_at"
+        )
+
+    def get_object(self):
+        pk = self.kwargs.get("pk", "")
+        if not str(pk).isdigit():
+            raise Http404
+        run = selectors.run_for_reader(self.request.user, self.request.organization, int(pk))
+        if run is None:
+            raise Http404
+        return run
 
     def create(self, request):
         data = RunCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        agent = get_object_or_404(Agent.objects.filter(organization=request.organization), pk=values["agent_id"])
+        agent = get_object_or_404(
+            Agent.objects.filter(organization=request.organization), pk=values["agent_id"]
+        )
         conversation = None
         if values.get("conversation_id") is not None:
             conversation = get_object_or_404(
-                selectors.conversations_visible_to(request.user, request.organization), pk=values["conversation_id"]
+                selectors.conversations_visible_to(request.user, request.organization),
+                pk=values["conversation_id"],
             )
         run = services.run_create(
             actor=request.user,
@@ -45,6 +65,20 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
             conversation=conversation,
         )
         return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+    @action(detail=True, methods=["get"], url_path="transcript")
+    def transcript(self, request, pk=None):
+        transcript = selectors.run_transcript(self.get_object())
+        return Response(
+            {
+                "run_id": transcript["run_id"],
+                "conversation_id": transcript["conversation_id"],
+                "turns": None
+                if transcript["turns"] is None
+                else TurnSerializer(transcript["turns"], many=True).data,
+                "steps": StepSerializer(transcript["steps"], many=True).data,
+            }
+        )
 
     @action(detail=True, methods=["post"], url_path="cancel")
     def cancel(self, request, pk=None):

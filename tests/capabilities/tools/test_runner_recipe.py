@@ -9,7 +9,6 @@ capabilities, and the plan seeded before and written back after each turn.
 import json
 from datetime import UTC, datetime
 
-import pytest
 from pydantic_ai import Agent, models
 
 from apps.capabilities.tools import contributions
@@ -88,9 +87,6 @@ def test_the_plan_survives_a_turn_and_a_failed_turn_resets_its_step():
     assert "Draw (pending)" in part.content
 
 
-@pytest.mark.xfail(
-    reason="the offline model reads the plan reminder as the user's prompt; it must skip parts where planning.is_plan_reminder(part)"
-)
 def test_the_offline_model_quotes_a_tool_result_with_a_plan_in_place():
     plan = seed_plan(stored=[{"id": "a", "content": "Draw", "status": "pending"}])
     result = prepare([{"id": "planning", "config": {}}], {"plan": plan}).run_sync(

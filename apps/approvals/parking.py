@@ -1,0 +1,307 @@
+"""What happens when a run stops with calls waiting on a person, and when it comes back.
+
+The runner calls :func:`after_run` inside the transaction that books the run's end, so the run's
+status, its approval rows, its question cards and its parked steps commit together:
+
+- a run that ended with ``DeferredToolRequests`` parks: one ``ToolApproval`` row per gated call
+  (two gated calls in one model step → two rows, written now and not as each call was gated,
+  seed 003 #169), one ``Question`` per ``ask_user_question`` call, a ``tool_call`` step per parked
+  call reading ``awaiting_approval`` / ``awaiting_answer`` (so reopening the conversation shows the
+  wait), and ``paused_state``;
+- a resumed run settles its parked steps with what each call returned (the approved call's own
+  result lands on the approved step, not as a new step);
+- an approve-everything session's waived calls are written as standing rows.
+
+``paused_state`` is a tree, one level per agent, so a delegate that parks can later continue in
+place: ``{"agent_id", "messages", "history_length", "parked": [{"tool_call_id", "kind", ...}],
+"delegates": [<same shape>], "plan"}``. The top level's ``messages`` equal the run's transcript
+at the moment it parked.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+from pydantic_ai.messages import (
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    ToolCallPart,
+    ToolReturnPart,
+)
+
+from apps.runs.choices import RunStatus, StepKind
+from apps.runs.models import Run, RunStep
+
+from .choices import ApprovalStatus, DecidedVia
+from .gate import ASK_TOOL_NAME
+from .models import Question, ToolApproval
+
+STEP_AWAITING_APPROVAL = "awaiting_approval"
+STEP_AWAITING_ANSWER = "awaiting_answer"
+STEP_SETTLED = "settled"
+STEP_EXPIRED = "expired"
+
+
+def parked_status(deferred) -> str:
+    """The status a run parks in: approval first, since a decision also blocks any answer."""
+    return RunStatus.AWAITING_APPROVAL if deferred.approvals else RunStatus.AWAITING_ANSWER
+
+
+def _args(call: ToolCallPart) -> dict:
+    try:
+        return call.args_as_dict()
+    except Exception:  # arguments the model streamed as broken JSON: shown as text, still decidable
+        return {"_raw": call.args_as_json_str()}
+
+
+def _questions_of(call: ToolCallPart) -> list[dict]:
+    from pydantic_ai_harness.ask_user import AskUserRequest
+
+    request = AskUserRequest.from_tool_call(call)
+    return [question.model_dump(mode="json") for question in request.questions]
+
+
+def _next_step_number(run_id: int) -> int:
+    return RunStep.objects.filter(run_id=run_id).count() + 1
+
+
+def _plan_of(prepared) -> list | None:
+    extras = getattr(prepared, "extras", None) or {}
+    plan = extras.get("plan")
+    if plan is None:
+        return None
+    from apps.capabilities.tools.planning import plan_json
+
+    return plan_json(plan.items)
+
+
+def _park(run: Run, prepared, deferred, messages) -> list[dict]:
+    frames: list[dict] = []
+    number = _next_step_number(run.pk)
+    parked: list[dict] = []
+    for call in deferred.approvals:
+        meta = deferred.metadata.get(call.tool_call_id, {}) or {}
+        approval = ToolApproval.objects.create(
+            organization_id=run.organization_id,
+            run=run,
+            agent_id=run.agent_id,
+            tool_call_id=call.tool_call_id,
+            tool_name=call.tool_name,
+            tool_id=meta.get("tool_id", ""),
+            capability_id=meta.get("capability_id", ""),
+            arguments=_args(call),
+        )
+        RunStep.objects.create(
+            run=run,
+            number=number,
+            kind=StepKind.TOOL_CALL,
+            detail={
+                "tool_call_id": call.tool_call_id,
+                "tool_name": call.tool_name,
+                "args": approval.arguments,
+                "status": STEP_AWAITING_APPROVAL,
+                "approval_id": approval.pk,
+            },
+        )
+        number += 1
+        parked.append(
+            {"kind": "approval", "tool_call_id": call.tool_call_id, "approval_id": approval.pk}
+        )
+        frames.append(
+            {
+                "type": "tool_approval_required",
+                "approval_id": approval.pk,
+                "tool_call_id": call.tool_call_id,
+                "tool_name": call.tool_name,
+                "args": approval.arguments,
+                "delegate": None,
+            }
+        )
+    for call in deferred.calls:
+        if call.tool_name != ASK_TOOL_NAME:
+            continue
+        question = Question.objects.create(
+            organization_id=run.organization_id,
+            run=run,
+            asked_user_id=run.user_id,
+            tool_call_id=call.tool_call_id,
+            questions=_questions_of(call),
+        )
+        RunStep.objects.create(
+            run=run,
+            number=number,
+            kind=StepKind.TOOL_CALL,
+            detail={
+                "tool_call_id": call.tool_call_id,
+                "tool_name": call.tool_name,
+                "args": {"questions": question.questions},
+                "status": STEP_AWAITING_ANSWER,
+                "question_id": question.pk,
+            },
+        )
+        number += 1
+        parked.append(
+            {"kind": "question", "tool_call_id": call.tool_call_id, "question_id": question.pk}
+        )
+        frames.append(
+            {
+                "type": "question",
+                "question_id": question.pk,
+                "tool_call_id": call.tool_call_id,
+                "questions": question.questions,
+            }
+        )
+    dumped = ModelMessagesTypeAdapter.dump_python(messages or [], mode="json")
+    state = {
+        "agent_id": run.agent_id,
+        "messages": dumped,
+        "history_length": len(dumped),
+        "parked": parked,
+        "delegates": [],
+    }
+    plan = _plan_of(prepared)
+    if plan is not None:
+        state["plan"] = plan
+    # A parked run has not ended: run_finish stamped ended_at, the wait clears it.
+    Run.objects.filter(pk=run.pk).update(paused_state=state, ended_at=None)
+    return frames
+
+
+def _returns_in(messages) -> dict[str, ToolReturnPart]:
+    returns: dict[str, ToolReturnPart] = {}
+    for message in messages or []:
+        if isinstance(message, ModelRequest):
+            for part in message.parts:
+                if isinstance(part, ToolReturnPart):
+                    returns[part.tool_call_id] = part
+    return returns
+
+
+def _settle(run: Run, messages) -> None:
+    """The parked steps close with what each call returned (seed 003: settled, not new steps)."""
+    returns = _returns_in(messages)
+    steps = RunStep.objects.filter(
+        run_id=run.pk,
+        kind=StepKind.TOOL_CALL,
+        detail__status__in=[STEP_AWAITING_APPROVAL, STEP_AWAITING_ANSWER],
+    )
+    for step in steps:
+        part = returns.get(step.detail.get("tool_call_id"))
+        if part is None:
+            continue
+        content = part.model_response_str()
+        step.detail = {
+            **step.detail,
+            "status": STEP_SETTLED,
+            "outcome": part.outcome or "success",
+            "result": content,
+        }
+        step.save(update_fields=["detail"])
+        if step.detail.get("approval_id"):
+            ToolApproval.objects.filter(pk=step.detail["approval_id"]).update(result=content)
+
+
+def _write_standing(run: Run, gate) -> None:
+    now = timezone.now()
+    for waived in gate.waived:
+        ToolApproval.objects.get_or_create(
+            run=run,
+            tool_call_id=waived.tool_call_id,
+            defaults={
+                "organization_id": run.organization_id,
+                "agent_id": run.agent_id,
+                "tool_name": waived.tool_name,
+                "tool_id": waived.tool_id,
+                "capability_id": waived.capability_id,
+                "arguments": waived.arguments,
+                "status": ApprovalStatus.APPROVED,
+                "decided_via": DecidedVia.STANDING,
+                "decided_by_id": run.user_id,
+                "decided_at": now,
+                "note": "Approved by standing consent for this conversation (approve everything); nobody read the arguments before the call.",
+            },
+        )
+
+
+def after_run(*, run: Run, prepared, deferred, messages, resumed: bool) -> list[dict]:
+    """Called by the runner in the transaction that books the run's end. Returns frames to send."""
+    frames: list[dict] = []
+    gate = getattr(prepared, "approval_gate", None) if prepared is not None else None
+    if gate is not None and gate.waived:
+        _write_standing(run, gate)
+    if resumed:
+        _settle(run, messages)
+        Run.objects.filter(pk=run.pk).update(paused_state=None)
+    current = Run.objects.get(pk=run.pk)
+    if current.status == RunStatus.BUDGET_EXCEEDED and current.budget_refusal:
+        transaction.on_commit(lambda: _alert_budget(current.pk))
+    if deferred is not None and current.status in (
+        RunStatus.AWAITING_APPROVAL,
+        RunStatus.AWAITING_ANSWER,
+    ):
+        frames = _park(current, prepared, deferred, messages)
+        transaction.on_commit(lambda: _alert_parked(current.pk))
+    return frames
+
+
+def _alert_parked(run_id: int) -> None:
+    """The approvals alert (apps.notifications); sending never raises into the caller."""
+    try:
+        from apps.notifications.services import notify_run_parked
+    except ImportError:
+        return
+    notify_run_parked(run_id=run_id)
+
+
+def _alert_budget(run_id: int) -> None:
+    """A cap bound: the agent's own cap tells its spec's audience; the organization's cap tells the
+    admins whatever the spec says. Sending never raises into the caller."""
+    try:
+        from apps.notifications.services import notify_agent_budget_reached, notify_org_cap_reached
+    except ImportError:
+        return
+    run = Run.objects.select_related("organization", "agent").get(pk=run_id)
+    refusal = run.budget_refusal or {}
+    if refusal.get("scope") == "organization":
+        notify_org_cap_reached(organization=run.organization, limit_usd=refusal.get("limit_usd"))
+    else:
+        notify_agent_budget_reached(agent=run.agent, limit_usd=refusal.get("limit_usd"))
+
+
+def continuation_report(run: Run, history_length: int) -> dict:
+    """What a continuation did: the settled parked calls, and its own tool calls in order with
+    what each returned (seed 003: "Una continuación dice lo que hizo")."""
+    messages = ModelMessagesTypeAdapter.validate_python(run.transcript or [])
+    new = messages[history_length:]
+    returns = _returns_in(new)
+    own_calls: list[ToolCallPart] = [
+        part
+        for message in new
+        if isinstance(message, ModelResponse)
+        for part in message.parts
+        if isinstance(part, ToolCallPart)
+    ]
+    own_ids = {call.tool_call_id for call in own_calls}
+    settled = [
+        {
+            "tool_call_id": call_id,
+            "tool_name": part.tool_name,
+            "outcome": part.outcome or "success",
+            "result": part.model_response_str(),
+        }
+        for call_id, part in returns.items()
+        if call_id not in own_ids
+    ]
+    steps = [
+        {
+            "tool_call_id": call.tool_call_id,
+            "tool_name": call.tool_name,
+            "args": _args(call),
+            "result": returns[call.tool_call_id].model_response_str()
+            if call.tool_call_id in returns
+            else None,
+        }
+        for call in own_calls
+    ]
+    return {"settled": settled, "steps": steps}

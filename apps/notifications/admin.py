@@ -1,0 +1,18 @@
+from django.contrib import admin
+
+from .models import Notification, NotificationOptOut
+
+
+@admin.register(Notification)
+class NotificationAdmin(admin.ModelAdmin):
+    list_display = ["title", "user", "organization", "kind", "created_at", "read_at"]
+    list_filter = ["kind", "created_at"]
+    search_fields = ["title", "user__email"]
+    raw_id_fields = ["organization", "user"]
+
+
+@admin.register(NotificationOptOut)
+class NotificationOptOutAdmin(admin.ModelAdmin):
+    list_display = ["user", "kind", "channel"]
+    list_filter = ["kind", "channel"]
+    search_fields = ["user__email"]

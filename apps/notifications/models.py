@@ -1,0 +1,65 @@
+"""In-app notifications and a person's opt-outs."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class AlertKind(models.TextChoices):
+    BUDGET = "budget", "Budget"
+    APPROVALS = "approvals", "Approvals"
+    USAGE = "usage", "Usage"
+
+
+class Channel(models.TextChoices):
+    EMAIL = "email", "E-mail"
+    IN_APP = "in_app", "In-app"
+
+
+class Notification(models.Model):
+    """One in-app notification for one person, in the organization it is about."""
+
+    organization = models.ForeignKey(
+        "orgs.Organization", on_delete=models.CASCADE, related_name="notifications"
+    )
+    user = models.ForeignKey("orgs.User", on_delete=models.CASCADE, related_name="notifications")
+    kind = models.CharField(max_length=16, choices=AlertKind.choices)
+    title = models.CharField(max_length=300)
+    body = models.TextField(blank=True)
+    # Built by links.link(): always carries org=.
+    link = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    read_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [
+            # A person's unread notifications, newest first.
+            models.Index(
+                fields=["user", "read_at", "-created_at"], name="notification_user_unread_idx"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class NotificationOptOut(models.Model):
+    """Settings → Notifications: this person does not want this kind of alert on this channel.
+    Applied last: nothing an agent's author writes enrols anyone in an inbox (seed 003)."""
+
+    user = models.ForeignKey(
+        "orgs.User", on_delete=models.CASCADE, related_name="notification_opt_outs"
+    )
+    kind = models.CharField(max_length=16, choices=AlertKind.choices)
+    channel = models.CharField(max_length=16, choices=Channel.choices, default=Channel.EMAIL)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "kind", "channel"], name="notification_opt_out_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} opts out of {self.kind} by {self.channel}"

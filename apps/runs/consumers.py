@@ -1,0 +1,300 @@
+"""Run frames to websocket clients: `/ws/runs/{id}/` and `/ws/conversations/{id}/`.
+
+An edge (STYLE.md): it parses the URL, asks the selectors whether the caller may follow, and
+relays the frames the worker already wrote to the run's Redis stream (apps/runs/events.py).
+Whether the caller may still follow is asked on connect and again before every batch of frames
+is sent (one query), so a person removed from the organization, demoted, or whose API key was
+revoked stops receiving frames at the next send rather than at the next connect.
+
+Frames are the worker's JSON, relayed as written: ``type``, ``seq`` (per run) and ``run_id``.
+``?after=SEQ`` resumes after the last sequence the client saw — frames written while it was away
+included, because the stream is the record, not a broadcast. A client that connects after the run
+ended receives the whole stream and the terminal frame. On the conversation socket, frames of
+every run of the conversation arrive in turn; ``?after_run=RUN&after=SEQ`` resumes there.
+
+Close codes: 4401 not signed in, 4404 nothing to follow here (a missing run and another
+organization's run read the same), 4403 access lost mid-stream, 4422 a malformed cursor,
+1000 the run ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from urllib.parse import parse_qs
+
+import redis.asyncio as aioredis
+from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+from django.db import InterfaceError, OperationalError
+from django.db import connection as db_connection
+
+from apps.orgs.middleware import SESSION_KEY
+from apps.orgs.selectors import default_organization_for_user, organization_for_user
+
+from . import selectors
+from .choices import TERMINAL_STATUSES
+from .events import conversation_key, stream_key
+
+logger = logging.getLogger(__name__)
+
+# How long one XREAD waits before the consumer looks at the run row (a finished run whose stream
+# expired, a cursor already past the terminal frame).
+BLOCK_MS = 5_000
+BATCH = 500
+
+CLOSE_UNAUTHENTICATED = 4401
+CLOSE_FORBIDDEN = 4403
+CLOSE_NOT_FOUND = 4404
+CLOSE_BAD_CURSOR = 4422
+
+
+class BadCursor(ValueError):
+    pass
+
+
+def _cursor(query: dict, name: str) -> int | None:
+    values = query.get(name)
+    if not values or values[-1] == "":
+        return None
+    value = values[-1]
+    if not value.isdigit():
+        raise BadCursor(name)
+    return int(value)
+
+
+@database_sync_to_async
+def _organization_for(scope):
+    """The key's organization for an API key; the console's current organization for a session."""
+    user = scope.get("user")
+    if user is None or not user.is_authenticated:
+        return None
+    if scope.get("api_key_organization") is not None:
+        return scope["api_key_organization"]
+    session = scope.get("session")
+    organization = organization_for_user(user, session.get(SESSION_KEY) if session is not None else None)
+    return organization or default_organization_for_user(user)
+
+
+def _check(fn, /, **kwargs) -> bool:
+    """Run an access check on a pooled thread's own database connection, kept open between sends.
+
+    ``database_sync_to_async`` closes and reopens the connection around every call (CONN_MAX_AGE
+    is 0): a new PostgreSQL connection before every batch of frames costs tens of milliseconds.
+    A connection that went away is closed and the check asked once more on a new one.
+    """
+    try:
+        return fn(**kwargs)
+    except (OperationalError, InterfaceError):
+        db_connection.close()
+        return fn(**kwargs)
+
+
+_checked = sync_to_async(_check, thread_sensitive=False)
+
+
+def _entry_seq(entry_id) -> int:
+    if isinstance(entry_id, bytes):
+        entry_id = entry_id.decode()
+    return int(entry_id.split("-", 1)[0])
+
+
+def _is_terminal(frame: dict) -> bool:
+    return frame.get("type") == "run_finished" and frame.get("status") in TERMINAL_STATUSES
+
+
+class _FramesConsumer(AsyncWebsocketConsumer):
+    """Shared plumbing: who is asking, a Redis connection of its own, a follower task."""
+
+    follower: asyncio.Task | None = None
+    redis: aioredis.Redis | None = None
+
+    async def _caller(self) -> bool:
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return False
+        organization = await _organization_for(self.scope)
+        if organization is None:
+            await self.close(code=CLOSE_NOT_FOUND)
+            return False
+        self.user_id = user.pk
+        self.organization_id = organization.pk
+        self.api_key_id = self.scope.get("api_key_id")
+        return True
+
+    async def _start(self, follow) -> None:
+        await self.accept()
+        self.redis = aioredis.Redis.from_url(settings.REDIS_URL)
+        self.follower = asyncio.create_task(self._guarded(follow))
+
+    async def _guarded(self, follow) -> None:
+        try:
+            await follow()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.exception("frames socket %s failed", self.scope.get("path"))
+            await self.close(code=1011)
+
+    async def disconnect(self, code) -> None:
+        if self.follower is not None:
+            self.follower.cancel()
+            try:
+                await self.follower
+            except (asyncio.CancelledError, Exception):
+                pass
+        if self.redis is not None:
+            await self.redis.aclose()
+
+    async def receive(self, text_data=None, bytes_data=None) -> None:
+        # The socket is one-way; a client's keep-alive text is answered so it can measure the link.
+        if text_data == "ping":
+            await self.send(text_data='{"type": "pong"}')
+
+
+class RunFramesConsumer(_FramesConsumer):
+    """`/ws/runs/{run_id}/?after=SEQ` — one run's frames, then close after its terminal frame."""
+
+    async def connect(self) -> None:
+        self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
+        try:
+            self.after = _cursor(parse_qs(self.scope.get("query_string", b"").decode()), "after") or 0
+        except BadCursor:
+            await self.close(code=CLOSE_BAD_CURSOR)
+            return
+        if not await self._caller():
+            return
+        if not await self._allowed():
+            await self.close(code=CLOSE_NOT_FOUND)
+            return
+        await self._start(self._follow)
+
+    async def _allowed(self) -> bool:
+        return await _checked(
+            selectors.run_followable,
+            user_id=self.user_id,
+            organization_id=self.organization_id,
+            run_id=self.run_id,
+            api_key_id=self.api_key_id,
+        )
+
+    async def _follow(self) -> None:
+        key = stream_key(self.run_id)
+        last = self.after
+        while True:
+            reply = await self.redis.xread({key: f"{last}-0"}, count=BATCH, block=BLOCK_MS)
+            if not reply:
+                if await self._ended_quietly(key, last):
+                    return
+                continue
+            entries = reply[0][1]
+            # Asked again before every send: access lost mid-stream ends the stream here.
+            if not await self._allowed():
+                await self.close(code=CLOSE_FORBIDDEN)
+                return
+            for entry_id, fields in entries:
+                raw = fields[b"frame"].decode()
+                await self.send(text_data=raw)
+                last = _entry_seq(entry_id)
+                if _is_terminal(json.loads(raw)):
+                    await self.close(code=1000)
+                    return
+
+    async def _ended_quietly(self, key: str, last: int) -> bool:
+        """Nothing new for a while: close if the run is finished and the client has it all, or
+        rebuild the terminal frame when the stream itself has expired."""
+        terminal = await database_sync_to_async(selectors.run_terminal_frame)(self.run_id)
+        if terminal is None:
+            return False
+        newest = await self.redis.xrevrange(key, count=1)
+        if not newest:
+            if not await self._allowed():
+                await self.close(code=CLOSE_FORBIDDEN)
+                return True
+            await self.send(text_data=json.dumps({**terminal, "seq": last + 1, "replayed_from": "database"}))
+            await self.close(code=1000)
+            return True
+        newest_id, fields = newest[0]
+        if _entry_seq(newest_id) > last:
+            return False  # the read below will deliver it
+        if _is_terminal(json.loads(fields[b"frame"])):
+            await self.close(code=1000)
+            return True
+        return False  # the row is final but its terminal frame is still on its way
+
+
+class ConversationFramesConsumer(_FramesConsumer):
+    """`/ws/conversations/{id}/?after_run=RUN&after=SEQ` — every run of one conversation, in turn.
+
+    Without a cursor it replays the conversation's latest run and follows the runs started after
+    it; with one, every run from ``after_run`` on (that run's frames after ``after``). Its owner
+    only: runs:view reads a colleague's run, never their thread.
+    """
+
+    async def connect(self) -> None:
+        self.conversation_id = int(self.scope["url_route"]["kwargs"]["conversation_id"])
+        query = parse_qs(self.scope.get("query_string", b"").decode())
+        try:
+            self.after_run = _cursor(query, "after_run")
+            self.after = _cursor(query, "after") or 0
+        except BadCursor:
+            await self.close(code=CLOSE_BAD_CURSOR)
+            return
+        if not await self._caller():
+            return
+        if not await self._allowed():
+            await self.close(code=CLOSE_NOT_FOUND)
+            return
+        await self._start(self._follow)
+
+    async def _allowed(self) -> bool:
+        return await _checked(
+            selectors.conversation_followable,
+            user_id=self.user_id,
+            organization_id=self.organization_id,
+            conversation_id=self.conversation_id,
+            api_key_id=self.api_key_id,
+        )
+
+    async def _follow(self) -> None:
+        announcements = conversation_key(self.conversation_id)
+        # Read the announcement cursor before the rows: a run committed in between is then both
+        # found below and announced, never neither.
+        newest = await self.redis.xrevrange(announcements, count=1)
+        announced_after = newest[0][0] if newest else b"0-0"
+        run_ids = await database_sync_to_async(selectors.conversation_run_ids)(
+            self.conversation_id, from_run_id=self.after_run
+        )
+        cursors = {run_id: (self.after if run_id == self.after_run else 0) for run_id in run_ids}
+        finished: set[int] = set()
+        while True:
+            streams = {announcements: announced_after}
+            streams.update({stream_key(run_id): f"{seq}-0" for run_id, seq in cursors.items()})
+            reply = await self.redis.xread(streams, count=BATCH, block=BLOCK_MS)
+            if not reply:
+                continue
+            if not await self._allowed():
+                await self.close(code=CLOSE_FORBIDDEN)
+                return
+            for key, entries in reply:
+                key = key.decode() if isinstance(key, bytes) else key
+                if key == announcements:
+                    for entry_id, fields in entries:
+                        announced_after = entry_id
+                        run_id = int(fields[b"run_id"])
+                        if run_id not in cursors and run_id not in finished:
+                            cursors[run_id] = 0
+                    continue
+                run_id = int(key.rsplit(":", 2)[-2])
+                for entry_id, fields in entries:
+                    raw = fields[b"frame"].decode()
+                    await self.send(text_data=raw)
+                    cursors[run_id] = _entry_seq(entry_id)
+                    if _is_terminal(json.loads(raw)):
+                        finished.add(run_id)
+                        cursors.pop(run_id, None)
+                        break

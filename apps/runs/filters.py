@@ -1,0 +1,174 @@
+"""The run history's filters and orders, parsed once for the API and the Activity page.
+
+Seed 003, "Acotar el historial de runs": every value is checked against its type and a value
+outside it is refused (a 422 on the API, a form error in the console) instead of being compared
+against nothing — ``?status=complete`` would otherwise answer an empty page, and an empty page
+reads as "nothing went wrong this week". ``order_by`` takes one of four orders, never a column
+name: an ORDER BY built from a query string is an injection surface.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
+
+from .choices import RunStatus, Surface
+
+ORDERS = ("started_at", "duration", "cost", "tokens")
+RATINGS = ("up", "down")
+# What the slow-runs view of Activity means by slow (seed 003: "un umbral took_over_ms (30 s)").
+SLOW_RUN_MS = 30_000
+
+_TRUE = {"true", "1", "yes"}
+_FALSE = {"false", "0", "no"}
+
+
+@dataclass(frozen=True)
+class RunHistoryFilters:
+    statuses: tuple[str, ...] = ()
+    surfaces: tuple[str, ...] = ()
+    user_ids: tuple[int, ...] = ()
+    model_labels: tuple[str, ...] = ()
+    started_from: dt.datetime | None = None
+    # Exclusive upper bound, already widened to the end of the day when a date was given.
+    started_before: dt.datetime | None = None
+    environment_id: int | None = None
+    exposure_id: int | None = None
+    agent_version_id: int | None = None
+    took_over_ms: int | None = None
+    rated: str | None = None
+    order_by: str = "started_at"
+    descending: bool = True
+    agent_id: int | None = None
+    include_delegations: bool = False
+    parent_run_id: int | None = None
+
+
+def _ints(name: str, values: list[str], errors: dict) -> tuple[int, ...]:
+    parsed = []
+    for value in values:
+        value = value.strip()
+        if not value.isdigit():
+            errors.setdefault(name, []).append(f"{value!r} is not an id (a positive integer)")
+            continue
+        parsed.append(int(value))
+    return tuple(parsed)
+
+
+def _one(name: str, values: list[str], errors: dict) -> str | None:
+    values = [value for value in values if value != ""]
+    if not values:
+        return None
+    if len(values) > 1:
+        errors.setdefault(name, []).append("give it once")
+    return values[-1]
+
+
+def _int(name: str, values: list[str], errors: dict) -> int | None:
+    value = _one(name, values, errors)
+    if value is None:
+        return None
+    parsed = _ints(name, [value], errors)
+    return parsed[0] if parsed else None
+
+
+def _bool(name: str, values: list[str], errors: dict, default: bool) -> bool:
+    value = _one(name, values, errors)
+    if value is None:
+        return default
+    if value.lower() in _TRUE:
+        return True
+    if value.lower() in _FALSE:
+        return False
+    errors.setdefault(name, []).append(f"{value!r} is not true or false")
+    return default
+
+
+def _choices(name: str, values: list[str], allowed, errors: dict) -> tuple[str, ...]:
+    allowed = set(allowed)
+    chosen = []
+    for value in values:
+        if value == "":
+            continue
+        if value not in allowed:
+            errors.setdefault(name, []).append(
+                f"{value!r} is not one of {', '.join(sorted(allowed))}"
+            )
+            continue
+        chosen.append(value)
+    return tuple(dict.fromkeys(chosen))
+
+
+def _moment(name: str, values: list[str], errors: dict, *, end_of_day: bool) -> dt.datetime | None:
+    """A date (a whole day, inclusive) or an ISO datetime. For the upper end, the exclusive bound."""
+    value = _one(name, values, errors)
+    if value is None:
+        return None
+    try:
+        # A bare date first: Python's ISO parser would otherwise read it as that day's midnight.
+        day = parse_date(value) if len(value) == 10 else None
+        moment = None if day is not None else parse_datetime(value)
+    except ValueError:
+        moment = day = None
+    if moment is None and day is None:
+        errors.setdefault(name, []).append(
+            f"{value!r} is not a date (YYYY-MM-DD) or an ISO datetime"
+        )
+        return None
+    if day is not None:
+        # A range picker hands over whole days: both ends are inclusive (seed 003).
+        start = dt.datetime.combine(day, dt.time.min)
+        moment = start + dt.timedelta(days=1) if end_of_day else start
+        return timezone.make_aware(moment, dt.UTC)
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment, dt.UTC)
+    # An exact instant is inclusive too: the exclusive bound is one microsecond later.
+    return moment + dt.timedelta(microseconds=1) if end_of_day else moment
+
+
+def parse_run_history(params) -> RunHistoryFilters:
+    """Parse a QueryDict (or a dict of lists). Raises ValidationError naming every bad field."""
+
+    def values(name: str) -> list[str]:
+        if hasattr(params, "getlist"):
+            return [v for v in params.getlist(name)]
+        raw = params.get(name, [])
+        return list(raw) if isinstance(raw, (list, tuple)) else [raw]
+
+    errors: dict[str, list[str]] = {}
+    order_by = _one("order_by", values("order_by"), errors) or "started_at"
+    if order_by not in ORDERS:
+        errors.setdefault("order_by", []).append(f"{order_by!r} is not one of {', '.join(ORDERS)}")
+        order_by = "started_at"
+    took_over_ms = _int("took_over_ms", values("took_over_ms"), errors)
+    rated = _one("rated", values("rated"), errors)
+    if rated is not None and rated not in RATINGS:
+        errors.setdefault("rated", []).append(f"{rated!r} is not up or down")
+        rated = None
+    filters = RunHistoryFilters(
+        statuses=_choices("status", values("status"), RunStatus.values, errors),
+        surfaces=_choices("surface", values("surface"), Surface.values, errors),
+        user_ids=_ints("user_id", [v for v in values("user_id") if v != ""], errors),
+        model_labels=tuple(v for v in values("model_label") if v != ""),
+        started_from=_moment("started_from", values("started_from"), errors, end_of_day=False),
+        started_before=_moment("started_to", values("started_to"), errors, end_of_day=True),
+        environment_id=_int("environment_id", values("environment_id"), errors),
+        exposure_id=_int("exposure_id", values("exposure_id"), errors),
+        agent_version_id=_int("agent_version_id", values("agent_version_id"), errors),
+        took_over_ms=took_over_ms,
+        rated=rated,
+        order_by=order_by,
+        descending=_bool("descending", values("descending"), errors, default=True),
+        agent_id=_int("agent_id", values("agent_id"), errors),
+        include_delegations=_bool(
+            "include_delegations", values("include_delegations"), errors, default=False
+        ),
+        parent_run_id=_int("parent_run_id", values("parent_run_id"), errors),
+    )
+    if errors:
+        raise ValidationError({name: messages for name, messages in errors.items()})
+    return filters

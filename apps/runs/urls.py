@@ -1,0 +1,14 @@
+"""Console routes of Chat and Activity; the project includes them at the root (namespace "runs")."""
+
+from django.urls import path
+
+from . import views
+
+app_name = "runs"
+
+urlpatterns = [
+    path("chat/", views.chat, name="chat"),
+    path("chat/send/", views.chat_send, name="chat-send"),
+    path("chat/<int:conversation_id>/", views.chat, name="conversation"),
+    path("activity/", views.activity, name="activity"),
+]

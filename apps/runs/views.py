@@ -1,0 +1,202 @@
+"""The console's Chat and Activity pages. Parse, call a service or a selector, render.
+
+Chat: pick an agent, send a message; the page follows the run's frames over the websocket
+(static/runs/chat.js) and reopening a conversation shows its transcript with each turn's state.
+Activity: the run history with every filter in the URL (the same parser and selector as
+``GET /api/v1/runs/``), Started and Took headers that order the whole filtered set, a slow-runs
+view, and a run's detail at ``?run=``.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponseBadRequest, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from apps.orgs import permissions as perms
+
+from . import selectors, services
+from .choices import TERMINAL_STATUSES, RunStatus, Surface
+from .filters import ORDERS, SLOW_RUN_MS, parse_run_history
+
+PAGE_SIZE = 25
+
+
+def _organization(request):
+    if request.organization is None:
+        raise Http404("You are not a member of any organization yet.")
+    return request.organization
+
+
+@login_required
+def chat(request, conversation_id: int | None = None):
+    organization = _organization(request)
+    conversation = None
+    turns = []
+    live_run = None
+    if conversation_id is not None:
+        conversation = get_object_or_404(selectors.own_conversations(request.user, organization), pk=conversation_id)
+        turns = selectors.turns_with_gauge(selectors.conversation_turns(conversation), conversation.agent)
+        live_run = selectors.live_run_of(conversation)
+    agents = selectors.runnable_agents(organization)
+    selected_agent_id = conversation.agent_id if conversation else _int_or_none(request.GET.get("agent"))
+    return render(
+        request,
+        "runs/chat.html",
+        {
+            "agents": agents,
+            "selected_agent_id": selected_agent_id,
+            "conversation": conversation,
+            "conversations": selectors.own_conversations(request.user, organization).order_by("-updated_at")[:30],
+            "turns": turns,
+            "last_gauge": next((t["context"] for t in reversed(turns) if t["context"]), None),
+            "live_run": live_run,
+            "can_run": perms.has_org_permission(request.user, organization, perms.AGENTS_RUN),
+            "terminal_statuses": sorted(TERMINAL_STATUSES),
+        },
+    )
+
+
+@login_required
+@require_POST
+def chat_send(request):
+    """Start a chat turn. Answers JSON for the page's script, a redirect without one."""
+    organization = _organization(request)
+    agent = get_object_or_404(selectors.runnable_agents(organization), pk=_int_or_none(request.POST.get("agent_id")))
+    conversation = None
+    if request.POST.get("conversation_id"):
+        conversation = get_object_or_404(
+            selectors.own_conversations(request.user, organization), pk=_int_or_none(request.POST["conversation_id"])
+        )
+    try:
+        run = services.run_create(
+            actor=request.user,
+            organization=organization,
+            agent=agent,
+            input=request.POST.get("message", ""),
+            conversation=conversation,
+            surface=Surface.CHAT,
+        )
+    except PermissionDenied as denied:
+        return JsonResponse({"error": str(denied)}, status=403)
+    except ValidationError as error:
+        if request.headers.get("accept") == "application/json":
+            return JsonResponse({"error": " ".join(error.messages)}, status=422)
+        return HttpResponseBadRequest(" ".join(error.messages))
+    url = reverse("runs:conversation", args=[run.conversation_id])
+    if request.headers.get("accept") == "application/json":
+        return JsonResponse({"run_id": run.pk, "conversation_id": run.conversation_id, "url": url}, status=201)
+    return redirect(url)
+
+
+def _int_or_none(value):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+# --- Activity ------------------------------------------------------------------------------
+
+# Seed 003 names for links from the dashboard: ?sort=duration and ?agent=<id>.
+_ALIASES = {"sort": "order_by", "agent": "agent_id"}
+# What the page's own controls add besides the filters; never passed to the parser.
+_PAGE_PARAMS = {"page", "run", "view", "tab"}
+
+
+def _history_params(request):
+    params = request.GET.copy()
+    for alias, name in _ALIASES.items():
+        if alias in params and name not in params:
+            params.setlist(name, params.getlist(alias))
+        params.pop(alias, None)
+    if request.GET.get("view") == "slow":
+        # The slow-runs view: the duration order plus a 30 s threshold, in one click.
+        params.setdefault("took_over_ms", str(SLOW_RUN_MS))
+        params.setdefault("order_by", "duration")
+    for name in _PAGE_PARAMS:
+        params.pop(name, None)
+    return params
+
+
+@login_required
+def activity(request):
+    organization = _organization(request)
+    params = _history_params(request)
+    errors = {}
+    try:
+        filters = parse_run_history(params)
+        runs = selectors.run_history(request.user, organization, filters)
+    except ValidationError as error:
+        errors = error.message_dict
+        filters = parse_run_history({})
+        runs = selectors.run_history(request.user, organization, filters).none()
+    page = Paginator(runs, PAGE_SIZE).get_page(request.GET.get("page"))
+
+    detail = None
+    if request.GET.get("run"):
+        run = selectors.run_for_reader(request.user, organization, _int_or_none(request.GET["run"]))
+        if run is not None:
+            detail = {
+                "run": run,
+                "transcript": selectors.run_transcript(run),
+                "delegations": selectors.delegations_of(run),
+                "parent": run.parent_run
+                if run.parent_run_id and selectors.run_for_reader(request.user, organization, run.parent_run_id)
+                else None,
+            }
+
+    def link(**changes) -> str:
+        query = request.GET.copy()
+        for name, value in changes.items():
+            query.pop(name, None)
+            if value is not None:
+                query[name] = value
+        return "?" + query.urlencode() if query else "?"
+
+    def sort_link(order: str) -> str:
+        current = filters.order_by == order
+        descending = "false" if current and filters.descending else "true"
+        return link(order_by=order, sort=None, descending=descending, page=None, run=None)
+
+    return render(
+        request,
+        "runs/activity.html",
+        {
+            "page": page,
+            "count": page.paginator.count,
+            "filters": filters,
+            "errors": errors,
+            "detail": detail,
+            "view": request.GET.get("view") or "all",
+            "statuses": RunStatus.choices,
+            "surfaces": Surface.choices,
+            "orders": ORDERS,
+            "selected_statuses": set(filters.statuses),
+            "query": request.GET,
+            "started_link": sort_link("started_at"),
+            "took_link": sort_link("duration"),
+            "rows": [{"run": run, "detail_link": link(run=run.pk)} for run in page],
+            "previous_link": link(page=page.previous_page_number()) if page.has_previous() else None,
+            "next_link": link(page=page.next_page_number()) if page.has_next() else None,
+            "all_runs_link": "?" + _window_only(request.GET),
+            "slow_runs_link": "?" + _window_only(request.GET, view="slow"),
+            "close_detail_link": link(run=None),
+            "slow_threshold_s": SLOW_RUN_MS // 1000,
+        },
+    )
+
+
+def _window_only(query, **extra) -> str:
+    """"All runs" and "Slow runs" keep the date window (its own axis) and drop everything else."""
+    kept = query.copy()
+    for name in list(kept.keys()):
+        if name not in ("started_from", "started_to"):
+            kept.pop(name)
+    for name, value in extra.items():
+        kept[name] = value
+    return kept.urlencode()

@@ -1,0 +1,97 @@
+"""Chat and Activity in a real headless Chromium against the ASGI server (uvicorn in a thread)
+with a real Celery worker: send a message on the offline model and watch the answer and its cost
+stream in; then open Activity, sort by Took, and open a run's detail."""
+
+import os
+import re
+
+import pytest
+
+from apps.runs.models import Run
+from tests.factories import DEFAULT_PASSWORD
+
+from .conftest import wait_for
+from .factories import published_agent
+from .live import asgi_server  # noqa: F401  (fixture)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+# Playwright's sync API runs an event loop in this thread; the ORM calls here are ordinary
+# synchronous test setup and assertions, not code running inside that loop.
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]
+
+
+@pytest.fixture
+def page():
+    from playwright.sync_api import sync_playwright
+
+    if not os.path.exists(CHROMIUM):
+        pytest.fail(f"{CHROMIUM} is missing: `apt-get install -y chromium`")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context()
+        context.set_default_timeout(20000)
+        yield context.new_page()
+        browser.close()
+
+
+def sign_in(page, base, user):
+    page.goto(f"{base}/login/")
+    page.fill("input[name=username]", user.email)
+    page.fill("input[name=password]", DEFAULT_PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_selector("#org-switcher")
+
+
+def test_chat_streams_the_answer_and_its_cost_then_activity_sorts_by_took_and_opens_the_run(
+    page, asgi_server, celery_worker, org, member  # noqa: F811
+):
+    base = f"http://{asgi_server}"
+    published_agent(org, name="Helper", capabilities=[{"id": "planning"}])
+    sign_in(page, base, member)
+
+    page.click("nav.mainnav >> text=Chat")
+    page.wait_for_selector("#chat-form")
+    page.select_option("#chat-agent", label="Helper")
+    page.fill("#chat-message", "/steps 2")
+    page.click("#chat-send")
+
+    # Streamed in over the websocket: a tool call per step, the answer, the cost, then the end.
+    page.wait_for_selector("#transcript .turn.assistant .tool-call")
+    page.wait_for_function("document.getElementById('chat-status').textContent === 'Done.'")
+    run = Run.objects.get(organization=org)
+    assert run.surface == "chat" and run.status == "completed"
+    answer = page.locator("#transcript .turn.assistant .text").last.inner_text()
+    assert answer and answer == run.output.strip()
+    assert page.locator("#chat-cost").inner_text() == f"Cost ${float(run.cost_usd):.6f}"
+    assert "tokens in context" in page.locator("#chat-gauge").inner_text()
+    assert page.url.endswith(f"/chat/{run.conversation_id}/")
+
+    # Reopening the conversation shows the transcript from the database.
+    page.reload()
+    page.wait_for_selector("#transcript .turn.assistant")
+    assert page.locator("#transcript .turn.assistant .text").last.inner_text() == answer
+
+    # A second, quicker run, so Took has something to order.
+    page.fill("#chat-message", "hello again")
+    page.click("#chat-send")
+    page.wait_for_function("document.getElementById('chat-status').textContent === 'Done.'")
+    wait_for(Run.objects.order_by("-pk").first().pk)
+
+    page.click("nav.mainnav >> text=Activity")
+    page.wait_for_selector("#runs-table")
+    assert page.locator("#run-count").inner_text() == "2 runs"
+    page.click("#sort-took")
+    page.wait_for_url(re.compile(r"order_by=duration"))
+    runs = sorted(Run.objects.filter(organization=org), key=lambda r: r.ended_at - r.started_at, reverse=True)
+    ordered = page.locator("#runs-table tbody tr").evaluate_all("rows => rows.map(r => Number(r.dataset.runId))")
+    assert ordered == [r.pk for r in runs]
+    page.locator(f'tr[data-run-id="{run.pk}"] a.run-link').click()
+    page.wait_for_selector("#run-detail")
+    assert f"Run #{run.pk}" in page.locator("#run-detail h2").inner_text()
+    assert "order_by=duration" in page.url and f"run={run.pk}" in page.url
