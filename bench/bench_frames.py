@@ -65,10 +65,15 @@ def _p99(values: list[float]) -> float:
 
 @pytest.mark.bench
 def test_websocket_frame_latency_from_worker_send_to_client_receipt(asgi_server):  # noqa: F811
-    org = OrganizationFactory(name="Bench", slug=f"bench-{uuid.uuid4().hex[:6]}", monthly_budget_usd=100000)
+    org = OrganizationFactory(
+        name="Bench", slug=f"bench-{uuid.uuid4().hex[:6]}", monthly_budget_usd=100000
+    )
     user = member_of(org, Role.MEMBER, f"bench-{uuid.uuid4().hex[:6]}@bench.test")
     agent = published_agent(
-        org, capabilities=[{"id": "planning"}], limits={"max_steps": STEPS + 5}, budget={"monthly_usd": "100000"}
+        org,
+        capabilities=[{"id": "planning"}],
+        limits={"max_steps": STEPS + 5},
+        budget={"monthly_usd": "100000"},
     )
     _, key = api_key_create(actor=None, organization=org, user=user, name="bench")
 
@@ -90,7 +95,8 @@ def test_websocket_frame_latency_from_worker_send_to_client_receipt(asgi_server)
 
         def follow(run_id=run.pk, received=received, connected=connected):
             with connect(
-                f"ws://{asgi_server}/ws/runs/{run_id}/", additional_headers={"Authorization": f"Bearer {key}"}
+                f"ws://{asgi_server}/ws/runs/{run_id}/",
+                additional_headers={"Authorization": f"Bearer {key}"},
             ) as client:
                 connected.set()
                 for message in client:

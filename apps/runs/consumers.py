@@ -2,9 +2,9 @@
 
 An edge (STYLE.md): it parses the URL, asks the selectors whether the caller may follow, and
 relays the frames the worker already wrote to the run's Redis stream (apps/runs/events.py).
-Whether the caller may still follow is asked on connect and again before every batch of frames
-is sent (one query), so a person removed from the organization, demoted, or whose API key was
-revoked stops receiving frames at the next send rather than at the next connect.
+Whether the caller may still follow is asked on connect and again between every two sends (one
+query, see AccessCheck), so a person removed from the organization, demoted, or whose API key
+was revoked stops receiving frames at the next send rather than at the next connect.
 
 Frames are the worker's JSON, relayed as written: ``type``, ``seq`` (per run) and ``run_id``.
 ``?after=SEQ`` resumes after the last sequence the client saw — frames written while it was away
@@ -75,7 +75,9 @@ def _organization_for(scope):
     if scope.get("api_key_organization") is not None:
         return scope["api_key_organization"]
     session = scope.get("session")
-    organization = organization_for_user(user, session.get(SESSION_KEY) if session is not None else None)
+    organization = organization_for_user(
+        user, session.get(SESSION_KEY) if session is not None else None
+    )
     return organization or default_organization_for_user(user)
 
 
@@ -94,6 +96,65 @@ def _check(fn, /, **kwargs) -> bool:
 
 
 _checked = sync_to_async(_check, thread_sensitive=False)
+
+
+# A send goes out under a "yes" at most this old; otherwise it waits for a fresh answer.
+ACCESS_FRESH_SECONDS = 0.25
+
+
+class AccessCheck:
+    """ "May this caller still follow?" — asked continuously while frames flow.
+
+    Before every send the consumer asks ``allowed()``. A check is always in flight after a send,
+    so the database round trip runs while the consumer waits for the next frames instead of
+    between the worker's XADD and the client; a send goes out only under a "yes" answered at
+    most ACCESS_FRESH_SECONDS ago (otherwise it waits for the check in flight, or a new one), and
+    a "no" ends the stream before the frames in hand are sent. So losing access stops the stream
+    within a quarter of a second of the change, at the latest at the next send.
+    """
+
+    def __init__(self, ask) -> None:
+        self.ask = ask
+        self.pending: asyncio.Task | None = None
+        self.answer: bool | None = None
+        self.answered_at = float("-inf")
+
+    async def _timed(self) -> tuple[bool, float]:
+        allowed = await self.ask()
+        return allowed, asyncio.get_running_loop().time()
+
+    def start(self) -> None:
+        if self.pending is None:
+            self.pending = asyncio.create_task(self._timed())
+
+    async def _settle(self) -> None:
+        self.answer, self.answered_at = await self.pending
+        self.pending = None
+
+    async def allowed(self) -> bool:
+        if self.pending is not None and self.pending.done():
+            await self._settle()
+        if self.answer is False:
+            return False
+        if (
+            self.answer
+            and asyncio.get_running_loop().time() - self.answered_at <= ACCESS_FRESH_SECONDS
+        ):
+            self.start()  # keep the next answer coming
+            return True
+        self.start()
+        await self._settle()
+        if (
+            self.answer
+            and asyncio.get_running_loop().time() - self.answered_at > ACCESS_FRESH_SECONDS
+        ):
+            self.start()  # a check started long before this batch: ask once more
+            await self._settle()
+        return bool(self.answer)
+
+    def cancel(self) -> None:
+        if self.pending is not None:
+            self.pending.cancel()
 
 
 def _entry_seq(entry_id) -> int:
@@ -141,6 +202,8 @@ class _FramesConsumer(AsyncWebsocketConsumer):
             await self.close(code=1011)
 
     async def disconnect(self, code) -> None:
+        if getattr(self, "access", None) is not None:
+            self.access.cancel()
         if self.follower is not None:
             self.follower.cancel()
             try:
@@ -162,7 +225,9 @@ class RunFramesConsumer(_FramesConsumer):
     async def connect(self) -> None:
         self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
         try:
-            self.after = _cursor(parse_qs(self.scope.get("query_string", b"").decode()), "after") or 0
+            self.after = (
+                _cursor(parse_qs(self.scope.get("query_string", b"").decode()), "after") or 0
+            )
         except BadCursor:
             await self.close(code=CLOSE_BAD_CURSOR)
             return
@@ -185,6 +250,7 @@ class RunFramesConsumer(_FramesConsumer):
     async def _follow(self) -> None:
         key = stream_key(self.run_id)
         last = self.after
+        self.access = AccessCheck(self._allowed)
         while True:
             reply = await self.redis.xread({key: f"{last}-0"}, count=BATCH, block=BLOCK_MS)
             if not reply:
@@ -193,7 +259,7 @@ class RunFramesConsumer(_FramesConsumer):
                 continue
             entries = reply[0][1]
             # Asked again before every send: access lost mid-stream ends the stream here.
-            if not await self._allowed():
+            if not await self.access.allowed():
                 await self.close(code=CLOSE_FORBIDDEN)
                 return
             for entry_id, fields in entries:
@@ -203,6 +269,7 @@ class RunFramesConsumer(_FramesConsumer):
                 if _is_terminal(json.loads(raw)):
                     await self.close(code=1000)
                     return
+            self.access.start()
 
     async def _ended_quietly(self, key: str, last: int) -> bool:
         """Nothing new for a while: close if the run is finished and the client has it all, or
@@ -215,7 +282,9 @@ class RunFramesConsumer(_FramesConsumer):
             if not await self._allowed():
                 await self.close(code=CLOSE_FORBIDDEN)
                 return True
-            await self.send(text_data=json.dumps({**terminal, "seq": last + 1, "replayed_from": "database"}))
+            await self.send(
+                text_data=json.dumps({**terminal, "seq": last + 1, "replayed_from": "database"})
+            )
             await self.close(code=1000)
             return True
         newest_id, fields = newest[0]
@@ -271,13 +340,14 @@ class ConversationFramesConsumer(_FramesConsumer):
         )
         cursors = {run_id: (self.after if run_id == self.after_run else 0) for run_id in run_ids}
         finished: set[int] = set()
+        self.access = AccessCheck(self._allowed)
         while True:
             streams = {announcements: announced_after}
             streams.update({stream_key(run_id): f"{seq}-0" for run_id, seq in cursors.items()})
             reply = await self.redis.xread(streams, count=BATCH, block=BLOCK_MS)
             if not reply:
                 continue
-            if not await self._allowed():
+            if not await self.access.allowed():
                 await self.close(code=CLOSE_FORBIDDEN)
                 return
             for key, entries in reply:
@@ -298,3 +368,4 @@ class ConversationFramesConsumer(_FramesConsumer):
                         finished.add(run_id)
                         cursors.pop(run_id, None)
                         break
+            self.access.start()

@@ -39,11 +39,17 @@ def chat(request, conversation_id: int | None = None):
     turns = []
     live_run = None
     if conversation_id is not None:
-        conversation = get_object_or_404(selectors.own_conversations(request.user, organization), pk=conversation_id)
-        turns = selectors.turns_with_gauge(selectors.conversation_turns(conversation), conversation.agent)
+        conversation = get_object_or_404(
+            selectors.own_conversations(request.user, organization), pk=conversation_id
+        )
+        turns = selectors.turns_with_gauge(
+            selectors.conversation_turns(conversation), conversation.agent
+        )
         live_run = selectors.live_run_of(conversation)
     agents = selectors.runnable_agents(organization)
-    selected_agent_id = conversation.agent_id if conversation else _int_or_none(request.GET.get("agent"))
+    selected_agent_id = (
+        conversation.agent_id if conversation else _int_or_none(request.GET.get("agent"))
+    )
     return render(
         request,
         "runs/chat.html",
@@ -51,7 +57,9 @@ def chat(request, conversation_id: int | None = None):
             "agents": agents,
             "selected_agent_id": selected_agent_id,
             "conversation": conversation,
-            "conversations": selectors.own_conversations(request.user, organization).order_by("-updated_at")[:30],
+            "conversations": selectors.own_conversations(request.user, organization).order_by(
+                "-updated_at"
+            )[:30],
             "turns": turns,
             "last_gauge": next((t["context"] for t in reversed(turns) if t["context"]), None),
             "live_run": live_run,
@@ -66,11 +74,14 @@ def chat(request, conversation_id: int | None = None):
 def chat_send(request):
     """Start a chat turn. Answers JSON for the page's script, a redirect without one."""
     organization = _organization(request)
-    agent = get_object_or_404(selectors.runnable_agents(organization), pk=_int_or_none(request.POST.get("agent_id")))
+    agent = get_object_or_404(
+        selectors.runnable_agents(organization), pk=_int_or_none(request.POST.get("agent_id"))
+    )
     conversation = None
     if request.POST.get("conversation_id"):
         conversation = get_object_or_404(
-            selectors.own_conversations(request.user, organization), pk=_int_or_none(request.POST["conversation_id"])
+            selectors.own_conversations(request.user, organization),
+            pk=_int_or_none(request.POST["conversation_id"]),
         )
     try:
         run = services.run_create(
@@ -89,7 +100,9 @@ def chat_send(request):
         return HttpResponseBadRequest(" ".join(error.messages))
     url = reverse("runs:conversation", args=[run.conversation_id])
     if request.headers.get("accept") == "application/json":
-        return JsonResponse({"run_id": run.pk, "conversation_id": run.conversation_id, "url": url}, status=201)
+        return JsonResponse(
+            {"run_id": run.pk, "conversation_id": run.conversation_id, "url": url}, status=201
+        )
     return redirect(url)
 
 
@@ -146,7 +159,8 @@ def activity(request):
                 "transcript": selectors.run_transcript(run),
                 "delegations": selectors.delegations_of(run),
                 "parent": run.parent_run
-                if run.parent_run_id and selectors.run_for_reader(request.user, organization, run.parent_run_id)
+                if run.parent_run_id
+                and selectors.run_for_reader(request.user, organization, run.parent_run_id)
                 else None,
             }
 
@@ -181,7 +195,9 @@ def activity(request):
             "started_link": sort_link("started_at"),
             "took_link": sort_link("duration"),
             "rows": [{"run": run, "detail_link": link(run=run.pk)} for run in page],
-            "previous_link": link(page=page.previous_page_number()) if page.has_previous() else None,
+            "previous_link": link(page=page.previous_page_number())
+            if page.has_previous()
+            else None,
             "next_link": link(page=page.next_page_number()) if page.has_next() else None,
             "all_runs_link": "?" + _window_only(request.GET),
             "slow_runs_link": "?" + _window_only(request.GET, view="slow"),
@@ -192,7 +208,7 @@ def activity(request):
 
 
 def _window_only(query, **extra) -> str:
-    """"All runs" and "Slow runs" keep the date window (its own axis) and drop everything else."""
+    """ "All runs" and "Slow runs" keep the date window (its own axis) and drop everything else."""
     kept = query.copy()
     for name in list(kept.keys()):
         if name not in ("started_from", "started_to"):

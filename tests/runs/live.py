@@ -22,7 +22,12 @@ def asgi_server(transactional_db):
 
     port = free_port()
     config = uvicorn.Config(
-        "agenticos.asgi:application", host="127.0.0.1", port=port, log_level="warning", lifespan="off", ws="websockets-sansio"
+        "agenticos.asgi:application",
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="off",
+        ws="websockets-sansio",
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="uvicorn-test", daemon=True)

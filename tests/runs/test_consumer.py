@@ -5,6 +5,7 @@ socket, and the cap on a run's stream."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -17,6 +18,7 @@ from agenticos.asgi import application
 from apps.orgs.models import Membership
 from apps.orgs.services import api_key_create
 from apps.runs import events
+from apps.runs.consumers import ACCESS_FRESH_SECONDS
 from apps.runs.events import FramePublisher, frames_after, reset_frames
 from apps.runs.models import Run
 
@@ -243,6 +245,8 @@ def test_access_is_checked_again_before_each_send(org, member, builder, agent):
         await database_sync_to_async(
             Membership.objects.filter(organization=org, user=builder).delete
         )()
+        # A send goes out only under a "yes" at most ACCESS_FRESH_SECONDS old (consumers.AccessCheck).
+        await asyncio.sleep(ACCESS_FRESH_SECONDS + 0.05)
         frames.send({"type": "text_delta", "delta": "secret"})
         rest, code = await receive_until_closed(communicator)
         return first, rest, code

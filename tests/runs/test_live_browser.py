@@ -21,8 +21,12 @@ os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
 ]
 
 
@@ -49,7 +53,11 @@ def sign_in(page, base, user):
 
 
 def test_chat_streams_the_answer_and_its_cost_then_activity_sorts_by_took_and_opens_the_run(
-    page, asgi_server, celery_worker, org, member  # noqa: F811
+    page,
+    asgi_server,  # noqa: F811
+    celery_worker,
+    org,
+    member,
 ):
     base = f"http://{asgi_server}"
     published_agent(org, name="Helper", capabilities=[{"id": "planning"}])
@@ -88,8 +96,12 @@ def test_chat_streams_the_answer_and_its_cost_then_activity_sorts_by_took_and_op
     assert page.locator("#run-count").inner_text() == "2 runs"
     page.click("#sort-took")
     page.wait_for_url(re.compile(r"order_by=duration"))
-    runs = sorted(Run.objects.filter(organization=org), key=lambda r: r.ended_at - r.started_at, reverse=True)
-    ordered = page.locator("#runs-table tbody tr").evaluate_all("rows => rows.map(r => Number(r.dataset.runId))")
+    runs = sorted(
+        Run.objects.filter(organization=org), key=lambda r: r.ended_at - r.started_at, reverse=True
+    )
+    ordered = page.locator("#runs-table tbody tr").evaluate_all(
+        "rows => rows.map(r => Number(r.dataset.runId))"
+    )
     assert ordered == [r.pk for r in runs]
     page.locator(f'tr[data-run-id="{run.pk}"] a.run-link').click()
     page.wait_for_selector("#run-detail")

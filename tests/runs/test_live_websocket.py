@@ -17,15 +17,21 @@ from .live import asgi_server  # noqa: F401  (fixture)
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_a_real_client_follows_a_run_and_resumes_after_reconnecting(asgi_server, celery_worker, org, member, client_for):  # noqa: F811
+def test_a_real_client_follows_a_run_and_resumes_after_reconnecting(
+    asgi_server, celery_worker, org, member, client_for  # noqa: F811
+):
     agent = published_agent(org)
     _, key = api_key_create(actor=None, organization=org, user=member, name="ws")
     headers = {"Authorization": f"Bearer {key}"}
-    run_id = client_for(member, org).post(
-        "/api/v1/runs/", {"agent_id": agent.pk, "input": "/steps 6"}, format="json"
-    ).json()["id"]
+    run_id = (
+        client_for(member, org)
+        .post("/api/v1/runs/", {"agent_id": agent.pk, "input": "/steps 6"}, format="json")
+        .json()["id"]
+    )
 
-    with connect(f"ws://{asgi_server}/ws/runs/{run_id}/", additional_headers=headers, open_timeout=10) as first:
+    with connect(
+        f"ws://{asgi_server}/ws/runs/{run_id}/", additional_headers=headers, open_timeout=10
+    ) as first:
         seen = [json.loads(first.recv(timeout=20)) for _ in range(3)]
     # Away while the run goes on (and most likely ends).
     run = wait_for(run_id)
@@ -33,7 +39,9 @@ def test_a_real_client_follows_a_run_and_resumes_after_reconnecting(asgi_server,
 
     rest = []
     with connect(
-        f"ws://{asgi_server}/ws/runs/{run_id}/?after={seen[-1]['seq']}", additional_headers=headers, open_timeout=10
+        f"ws://{asgi_server}/ws/runs/{run_id}/?after={seen[-1]['seq']}",
+        additional_headers=headers,
+        open_timeout=10,
     ) as again:
         for message in again:
             rest.append(json.loads(message))
@@ -42,14 +50,22 @@ def test_a_real_client_follows_a_run_and_resumes_after_reconnecting(asgi_server,
     frames = seen + rest
     assert [f["seq"] for f in frames] == list(range(1, len(frames) + 1))
     assert frames[0]["type"] == "run_started"
-    assert {"tool_call", "tool_result", "cost", "context_usage", "text_delta"} <= {f["type"] for f in frames}
+    assert {"tool_call", "tool_result", "cost", "context_usage", "text_delta"} <= {
+        f["type"] for f in frames
+    }
     terminal = frames[-1]
-    assert terminal["type"] == "run_finished" and terminal["run_id"] == run_id and terminal["status"] == "completed"
+    assert (
+        terminal["type"] == "run_finished"
+        and terminal["run_id"] == run_id
+        and terminal["status"] == "completed"
+    )
     assert terminal["cost_usd"] == str(run.cost_usd)
     assert "".join(f["delta"] for f in frames if f["type"] == "text_delta").endswith(run.output)
 
 
-def test_the_real_server_refuses_another_organizations_run(asgi_server, org, other_org, member, outsider):  # noqa: F811
+def test_the_real_server_refuses_another_organizations_run(
+    asgi_server, org, other_org, member, outsider  # noqa: F811
+):
     from websockets.exceptions import InvalidStatus
 
     from .factories import queued_run
@@ -57,5 +73,8 @@ def test_the_real_server_refuses_another_organizations_run(asgi_server, org, oth
     run = queued_run(member, org, published_agent(org))
     _, key = api_key_create(actor=None, organization=other_org, user=outsider, name="ws")
     with pytest.raises(InvalidStatus) as refused:
-        connect(f"ws://{asgi_server}/ws/runs/{run.pk}/", additional_headers={"Authorization": f"Bearer {key}"})
+        connect(
+            f"ws://{asgi_server}/ws/runs/{run.pk}/",
+            additional_headers={"Authorization": f"Bearer {key}"},
+        )
     assert refused.value.response.status_code == 403
