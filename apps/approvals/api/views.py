@@ -6,11 +6,11 @@ from __future__ import annotations
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from rest_framework.generics import GenericAPIView
-from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.orgs.api.exceptions import Conflict
+from apps.orgs.api.negotiation import FileDownloadNegotiation
 from apps.orgs.permissions import APPROVALS_DECIDE
 from apps.runs.api.serializers import RunSerializer
 from apps.runs.models import Run
@@ -70,20 +70,12 @@ class ApprovalDecideView(APIView):
         return Response(selectors.approval_row(approval))
 
 
-class _AnyAccept(BaseContentNegotiation):
-    def select_parser(self, request, parsers):
-        return parsers[0] if parsers else None
-
-    def select_renderer(self, request, renderers, format_suffix=None):
-        return renderers[0], renderers[0].media_type
-
-
 class ApprovalExportView(APIView):
     """`GET /approvals/export/`: the log as CSV over `created_from`..`created_to` (both required),
     the same filters as the list, at most 10,000 rows; recorded as `approvals.export`."""
 
     required_permission = APPROVALS_DECIDE
-    content_negotiation_class = _AnyAccept
+    content_negotiation_class = FileDownloadNegotiation
 
     def get(self, request):
         return approvals_export(

@@ -5,11 +5,11 @@ from __future__ import annotations
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import viewsets
-from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.views import APIView
 
 from apps.audit.exports import audit_export
 from apps.audit.selectors import audit_entries_visible_to, parse_audit_filters
+from apps.orgs.api.negotiation import FileDownloadNegotiation
 from apps.orgs.permissions import AUDIT_READ
 
 from .serializers import AuditEntrySerializer
@@ -44,16 +44,6 @@ class AuditEntryViewSet(viewsets.ReadOnlyModelViewSet):
         return entries.order_by("-created_at", "-sequence")
 
 
-class _AnyAccept(BaseContentNegotiation):
-    """The export answers a file whatever the Accept header says; errors are JSON."""
-
-    def select_parser(self, request, parsers):
-        return parsers[0] if parsers else None
-
-    def select_renderer(self, request, renderers, format_suffix=None):
-        return renderers[0], renderers[0].media_type
-
-
 class AuditExportView(APIView):
     """The trail over a window as CSV or JSONL (`?fmt=csv|jsonl`), at most 10,000 rows.
 
@@ -62,7 +52,7 @@ class AuditExportView(APIView):
     """
 
     required_permission = AUDIT_READ
-    content_negotiation_class = _AnyAccept
+    content_negotiation_class = FileDownloadNegotiation
 
     @extend_schema(
         parameters=[

@@ -8,10 +8,13 @@ from django.shortcuts import get_object_or_404
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from apps.agents.models import Agent
 from apps.orgs import permissions as perms
+from apps.orgs.api.negotiation import FileDownloadNegotiation
 from apps.runs import selectors, services
+from apps.runs.exports import runs_export
 from apps.runs.filters import parse_run_history
 
 from .serializers import RunCreateSerializer, RunSerializer, StepSerializer, TurnSerializer
@@ -84,3 +87,17 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     def cancel(self, request, pk=None):
         run = services.run_cancel(actor=request.user, run=self.get_object())
         return Response(RunSerializer(run).data)
+
+
+class RunExportView(APIView):
+    """`GET /runs/export/`: the run history as CSV over `started_from`..`started_to` (both
+    required), the same filters and top-level default as `GET /runs/`, at most 10,000 rows;
+    recorded as `runs.export` before the file is sent. `runs:view`."""
+
+    required_permission = perms.RUNS_VIEW
+    content_negotiation_class = FileDownloadNegotiation
+
+    def get(self, request):
+        return runs_export(
+            user=request.user, organization=request.organization, params=request.query_params, surface="api"
+        ).response()
