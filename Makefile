@@ -36,7 +36,7 @@ test: install-dev browser
 	$(BIN)/agenticos test
 
 bench: install-dev
-	$(BIN)/agenticos test -m bench -p no:randomly -s bench
+	$(BIN)/agenticos test -m bench -s bench
 
 lint: install-dev
 	$(BIN)/ruff check agenticos apps tests
