@@ -439,6 +439,17 @@ def _check_model_profile(spec: AgentSpec, organization, errors) -> None:
         )
 
 
+# Checks contributed by apps above this one (the memory app checks context_ids): agents imports
+# none of them (STYLE.md, "Which way the imports point"); each registers itself in ready().
+# A check takes (spec, organization) and returns PublishErrors.
+_SPEC_CHECKS: list = []
+
+
+def register_spec_check(check) -> None:
+    if check not in _SPEC_CHECKS:
+        _SPEC_CHECKS.append(check)
+
+
 # --- entry points --------------------------------------------------------------------------
 
 
@@ -491,6 +502,8 @@ def validate_spec(spec, *, organization, actor, agent=None) -> list[PublishError
     if organization is not None:
         _check_delegates(spec, organization, actor, agent, errors)
         _check_model_profile(spec, organization, errors)
+        for check in _SPEC_CHECKS:
+            errors.extend(check(spec, organization))
     elif spec.delegates and not (spec.binding("subagents") and spec.binding("subagents").enabled):
         errors.append(PublishError(None, "delegates", "delegates are named but delegation is disabled: enable Subagents, or remove the delegates"))
     return errors

@@ -8,3 +8,10 @@ class MemoryConfig(AppConfig):
     name = "apps.memory"
     label = "memory"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from apps.agents.validation import register_spec_check
+
+        from .validation import check_context_ids
+
+        register_spec_check(check_context_ids)

@@ -335,6 +335,21 @@ def test_a_model_profile_of_another_organization_is_refused(check, other_org, or
     assert check(spec_with(model_profile_id=ours.pk)) == []
 
 
+# --- context files -------------------------------------------------------------------------
+
+
+def test_a_context_id_of_another_organization_or_none_is_refused(check, org, other_org, owner, outsider):
+    from apps.memory.services import context_file_create
+
+    ours = context_file_create(actor=owner, organization=org, name="Glossary", body="ARR.", mode="inject")
+    theirs = context_file_create(actor=outsider, organization=other_org, name="Theirs", body="x", mode="inject")
+    spec = spec_with(binding("context"), context_ids=[ours.pk, theirs.pk, 999999])
+    errors = check(spec)
+    assert where(errors) == {("context", "context_ids")}
+    assert len(errors) == 2  # one sentence per id, naming it
+    assert check(spec_with(binding("context"), context_ids=[ours.pk])) == []
+
+
 # --- publish and run assembly ------------------------------------------------------------------
 
 
