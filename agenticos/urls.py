@@ -25,5 +25,6 @@ urlpatterns = [
     path("approvals/", include("apps.approvals.urls")),
     path("agents/", include("apps.agents.urls")),
     path("", include("apps.runs.urls")),
+    path("", include("apps.notifications.urls")),
     path("", include("apps.console.urls")),
 ]

@@ -128,6 +128,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "apps.orgs.context_processors.organization",
+                "apps.notifications.context_processors.unread_notifications",
             ],
         },
     },
@@ -273,6 +274,9 @@ AUDIT_CHECKPOINT_DIR = env_path("AUDIT_CHECKPOINT_DIR", DATA_DIR / "audit-checkp
 AUDIT_CHECKPOINT_KEY = env_str("AUDIT_CHECKPOINT_KEY", None) or _local_secret(
     "audit-checkpoint.key", lambda: secrets.token_hex(32)
 )
+
+# Where people reach the console; e-mailed links start with it.
+AGENTICOS_PUBLIC_URL = env_str("AGENTICOS_PUBLIC_URL", "http://127.0.0.1:8000")
 
 # First organization and owner, used by `agenticos bootstrap`.
 AGENTICOS_ORG_NAME = env_str("AGENTICOS_ORG_NAME", "Default")

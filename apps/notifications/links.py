@@ -11,8 +11,7 @@ APPROVALS_QUEUE_PATH = "/runs?tab=approvals"
 
 def link(path: str, organization) -> str:
     separator = "&" if "?" in path else "?"
-    base = getattr(settings, "AGENTICOS_PUBLIC_URL", "") or ""
-    return f"{base.rstrip('/')}{path}{separator}org={organization.pk}"
+    return f"{settings.AGENTICOS_PUBLIC_URL.rstrip('/')}{path}{separator}org={organization.pk}"
 
 
 def approvals_queue_link(organization) -> str:

@@ -14,7 +14,9 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.core.mail import send_mail
+from django.db import transaction
 from django.db.models import Sum
+from django.utils import timezone
 
 from apps.orgs.permissions import APPROVALS_DECIDE, ROLE_PERMISSIONS, has_org_permission
 
@@ -205,3 +207,25 @@ def send_usage_report(*, organization, since, until, roles=("admins",)) -> int:
             "usage report for organization %s failed", getattr(organization, "pk", None)
         )
         return 0
+
+
+@transaction.atomic
+def preferences_set(*, user, receive: set[tuple[str, str]]) -> None:
+    """Settings → Notifications: the person receives exactly the (kind, channel) pairs in
+    ``receive``; every other pair becomes an opt-out. A person's own choice, so not audited."""
+    every_pair = {(kind, channel) for kind in AlertKind.values for channel in Channel.values}
+    wanted_off = every_pair - receive
+    existing = {(o.kind, o.channel): o.pk for o in NotificationOptOut.objects.filter(user=user)}
+    NotificationOptOut.objects.filter(
+        pk__in=[pk for pair, pk in existing.items() if pair not in wanted_off]
+    ).delete()
+    NotificationOptOut.objects.bulk_create(
+        NotificationOptOut(user=user, kind=kind, channel=channel)
+        for kind, channel in wanted_off - existing.keys()
+    )
+
+
+def notifications_mark_read(*, user, organization) -> int:
+    return Notification.objects.filter(
+        user=user, organization=organization, read_at__isnull=True
+    ).update(read_at=timezone.now())

@@ -29,9 +29,11 @@ def inbox():
 
 
 @pytest.mark.django_db
-def test_every_link_carries_the_organization_with_the_right_separator(org):
-    assert link("/runs?tab=approvals", org) == f"/runs?tab=approvals&org={org.pk}"
-    assert link("/agents/5/", org) == f"/agents/5/?org={org.pk}"
+def test_every_link_carries_the_organization_with_the_right_separator(org, settings):
+    # E-mailed links are absolute: they start at the console's public address.
+    settings.AGENTICOS_PUBLIC_URL = "https://agents.example/"
+    assert link("/runs?tab=approvals", org) == f"https://agents.example/runs?tab=approvals&org={org.pk}"
+    assert link("/agents/5/", org) == f"https://agents.example/agents/5/?org={org.pk}"
 
 
 @pytest.mark.django_db

@@ -1,0 +1,39 @@
+"""The console's notification pages: the inbox and Settings → Notifications."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from . import selectors, services
+
+
+def _organization(request):
+    if request.organization is None:
+        raise Http404("You are not a member of any organization yet.")
+    return request.organization
+
+
+@login_required
+def inbox(request):
+    organization = _organization(request)
+    notifications = selectors.notifications_for(request.user, organization)[:100]
+    return render(request, "notifications/inbox.html", {"notifications": notifications})
+
+
+@login_required
+@require_POST
+def mark_read(request):
+    services.notifications_mark_read(user=request.user, organization=_organization(request))
+    return redirect("notifications:inbox")
+
+
+@login_required
+def preferences(request):
+    if request.method == "POST":
+        receive = {tuple(value.split(":", 1)) for value in request.POST.getlist("receive") if ":" in value}
+        services.preferences_set(user=request.user, receive=receive)
+        messages.success(request, "Notification settings saved.")
+        return redirect("notifications:preferences")
+    return render(request, "notifications/preferences.html", {"grid": selectors.preference_grid(request.user)})
