@@ -52,6 +52,12 @@ SCHEDULE: tuple[PeriodicJob, ...] = (
         every_seconds=HOUR,
         description="Cancels runs whose question went unanswered past QUESTION_EXPIRY_HOURS (docs/approvals.md).",
     ),
+    PeriodicJob(
+        name="notifications: usage reports",
+        task="apps.notifications.tasks.send_usage_reports",
+        every_seconds=HOUR,
+        description="Sends the weekly (Mondays) and monthly (the 1st) usage reports agents ask for; once per period.",
+    ),
 )
 
 # Marks the PeriodicTask rows this file owns (rows an operator adds in the admin are left alone).

@@ -10,7 +10,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 ApprovalMode = Literal["default", "required", "never"]
 SPEC_SCHEMA_VERSION = 1
@@ -56,10 +56,46 @@ class Limits(_Strict):
     max_steps: int = Field(default=25, ge=1, le=500)
 
 
+AudienceRole = Literal["admins", "owner", "initiator", "chosen"]
+
+
+class AlertRule(_Strict):
+    """Who an alert reaches: roles resolved when it is sent (seed 003, "Alertas"), plus the
+    members named for ``chosen``."""
+
+    audience: list[AudienceRole]
+    chosen_user_ids: list[int] = Field(default_factory=list)
+
+
+class UsageReport(_Strict):
+    """The agent's usage report: weekly and/or monthly, off by default."""
+
+    weekly: bool = False
+    monthly: bool = False
+    audience: list[AudienceRole] = Field(default_factory=lambda: ["admins", "owner"])
+    chosen_user_ids: list[int] = Field(default_factory=list)
+
+
 class Alerts(_Strict):
-    # Percentages of a monthly cap at which the alert audience is told.
-    budget_thresholds: list[int] = Field(default_factory=lambda: [80, 100])
-    notify: list[Literal["admins", "owner", "initiator"]] = Field(default_factory=lambda: ["admins"])
+    # The agent's own cap reached: admins and the agent's owner unless the author says otherwise.
+    budget: AlertRule = Field(default_factory=lambda: AlertRule(audience=["admins", "owner"]))
+    # A call parked: whoever started the run and the admins.
+    approvals: AlertRule = Field(default_factory=lambda: AlertRule(audience=["initiator", "admins"]))
+    usage: UsageReport = Field(default_factory=UsageReport)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_first_schema(cls, data):
+        # Versions published before per-alert audiences carried one ``notify`` list (applied to
+        # the budget alert; ["admins"] was the schema's default, written into every spec) and
+        # unused ``budget_thresholds``: still readable, so those versions still run.
+        if isinstance(data, dict) and ("notify" in data or "budget_thresholds" in data):
+            data = dict(data)
+            notify = data.pop("notify", None)
+            data.pop("budget_thresholds", None)
+            if notify not in (None, ["admins"]) and "budget" not in data:
+                data["budget"] = {"audience": notify}
+        return data
 
 
 class AgentSpec(_Strict):

@@ -1,6 +1,8 @@
 from django.contrib import admin
 
-from .models import Notification, NotificationOptOut
+from agenticos.admin_base import ReadOnlyAdmin
+
+from .models import Notification, NotificationOptOut, UsageReportSent
 
 
 @admin.register(Notification)
@@ -16,3 +18,10 @@ class NotificationOptOutAdmin(admin.ModelAdmin):
     list_display = ["user", "kind", "channel"]
     list_filter = ["kind", "channel"]
     search_fields = ["user__email"]
+
+
+@admin.register(UsageReportSent)
+class UsageReportSentAdmin(ReadOnlyAdmin):
+    list_display = ["agent", "period", "period_start", "sent_at"]
+    list_filter = ["period", "period_start"]
+    search_fields = ["agent__name"]

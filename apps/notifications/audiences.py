@@ -16,33 +16,22 @@ from collections.abc import Iterable
 from apps.orgs.choices import Role
 from apps.orgs.models import Membership, User
 
+# For an agent without a published spec; a spec carries its own (apps.agents.spec.Alerts).
 DEFAULT_AUDIENCES = {
     "budget": ("admins", "owner"),
     "approvals": ("initiator", "admins"),
-    "usage": (),
+    "usage": ("admins", "owner"),
 }
 UNATTENDED_SURFACES = frozenset({"schedule", "event", "webhook"})
 
 
-def configured_audience(spec, kind: str) -> tuple[str, ...]:
-    """The spec's audience for ``kind`` (Limits → Alerts), else the seed's default.
-
-    Reads ``spec.alerts.<kind>`` when the spec carries a per-alert audience; today's spec carries
-    one ``notify`` list, which applies to the budget alert when its author set it.
-    """
-    alerts = getattr(spec, "alerts", None)
-    per_kind = getattr(alerts, kind, None) if alerts is not None else None
-    if per_kind is not None:
-        return tuple(getattr(per_kind, "audience", per_kind) or ())
-    # The budget alert honours the spec's ``notify`` when the author set it; a spec that leaves
-    # it at the schema's default gets the seed's default (admins and the agent's owner).
-    if (
-        kind == "budget"
-        and alerts is not None
-        and "notify" in getattr(alerts, "model_fields_set", ())
-    ):
-        return tuple(alerts.notify)
-    return DEFAULT_AUDIENCES[kind]
+def configured_audience(spec, kind: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The spec's audience for ``kind`` (roles, and the members named for ``chosen``), else the
+    seed's default when there is no spec."""
+    rule = getattr(spec.alerts, kind) if spec is not None else None
+    if rule is None:
+        return DEFAULT_AUDIENCES[kind], ()
+    return tuple(rule.audience), tuple(rule.chosen_user_ids)
 
 
 def resolve_audience(

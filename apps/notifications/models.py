@@ -63,3 +63,23 @@ class NotificationOptOut(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} opts out of {self.kind} by {self.channel}"
+
+
+class UsageReportSent(models.Model):
+    """A usage report that went out, so the daily job sends each period once per agent even when
+    two beats or a retry run it twice."""
+
+    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="usage_reports_sent")
+    period = models.CharField(max_length=8)  # weekly | monthly
+    period_start = models.DateField()
+    sent_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["agent", "period", "period_start"], name="usage_report_once_per_period"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.period} report of {self.agent} from {self.period_start}"

@@ -8,6 +8,7 @@ down — each public function logs the failure and returns.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from collections.abc import Iterable
 from decimal import Decimal
@@ -15,14 +16,14 @@ from decimal import Decimal
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
-from django.db.models import Sum
+from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
 from apps.orgs.permissions import APPROVALS_DECIDE, ROLE_PERMISSIONS, has_org_permission
 
 from .audiences import configured_audience, resolve_audience
 from .links import agent_link, approvals_queue_link
-from .models import AlertKind, Channel, Notification, NotificationOptOut
+from .models import AlertKind, Channel, Notification, NotificationOptOut, UsageReportSent
 
 logger = logging.getLogger(__name__)
 
@@ -96,9 +97,8 @@ def notify_run_parked(*, run_id: int) -> int:
         if not tools:
             return 0
         spec = run.agent_version.frozen_spec
-        audience = resolve_audience(
-            organization, configured_audience(spec, "approvals"), agent=agent, run=run
-        )
+        roles, chosen = configured_audience(spec, "approvals")
+        audience = resolve_audience(organization, roles, agent=agent, run=run, chosen_user_ids=chosen)
         deciders = [u for u in audience if has_org_permission(u, organization, APPROVALS_DECIDE)]
         others = [u for u in audience if u not in deciders]
         calls = ", ".join(tools)
@@ -134,8 +134,8 @@ def notify_agent_budget_reached(*, agent, spent_usd=None, limit_usd=None) -> int
     """The agent's own cap bound: the spec's budget audience (default admins and the agent's owner)."""
     try:
         spec = agent.current_version.frozen_spec if agent.current_version_id else None
-        roles = configured_audience(spec, "budget")
-        users = resolve_audience(agent.organization, roles, agent=agent)
+        roles, chosen = configured_audience(spec, "budget")
+        users = resolve_audience(agent.organization, roles, agent=agent, chosen_user_ids=chosen)
         return _deliver(
             organization=agent.organization,
             kind=AlertKind.BUDGET,
@@ -178,35 +178,77 @@ def notify_org_cap_reached(*, organization, limit_usd=None) -> int:
         return 0
 
 
-def send_usage_report(*, organization, since, until, roles=("admins",)) -> int:
-    """The usage report over a window. An organization that ran nothing gets no report (seed 003:
-    a "0 runs, $0.00" e-mail teaches people to filter the one that matters)."""
+def send_agent_usage_report(*, agent, period: str, since: dt.datetime, until: dt.datetime) -> int:
+    """One agent's usage report over [since, until), once per period (a second call for the same
+    period sends nothing). An agent that ran nothing gets no report (seed 003: a "0 runs, $0.00"
+    e-mail teaches people to filter the one that matters)."""
     try:
         from apps.runs.models import Run
 
-        runs = Run.objects.filter(
-            organization=organization,
-            parent_run__isnull=True,
-            created_at__gte=since,
-            created_at__lte=until,
-        )
-        count = runs.count()
-        if not count:
+        spec = agent.current_version.frozen_spec if agent.current_version_id else None
+        if spec is None:
             return 0
-        cost = runs.aggregate(total=Sum("cost_usd"))["total"] or Decimal("0")
-        users = resolve_audience(organization, roles)
+        runs = Run.objects.filter(
+            agent=agent, parent_run__isnull=True, created_at__gte=since, created_at__lt=until
+        )
+        totals = runs.aggregate(count=Count("pk"), cost=Sum("cost_usd"), partial=Count("pk", filter=Q(cost_is_partial=True)))
+        if not totals["count"]:
+            return 0
+        _, created = UsageReportSent.objects.get_or_create(agent=agent, period=period, period_start=since.date())
+        if not created:
+            return 0
+        cost = totals["cost"] or Decimal("0")
+        # A floor says so: an unpriced model's runs make the total "at least" this much.
+        amount = f"at least ${cost:.2f}" if totals["partial"] else f"${cost:.2f}"
+        roles, chosen = configured_audience(spec, "usage")
+        users = resolve_audience(agent.organization, roles, agent=agent, chosen_user_ids=chosen)
+        last_day = until - dt.timedelta(days=1)
         return _deliver(
-            organization=organization,
+            organization=agent.organization,
             kind=AlertKind.USAGE,
             users=users,
-            subject=f"{organization.name}: {count} runs, ${cost:.2f}",
-            body=f"From {since:%Y-%m-%d} to {until:%Y-%m-%d}, {organization.name} ran {count} runs for ${cost:.2f}.\n",
+            subject=f"{agent.name}: {totals['count']} runs, {amount} ({period})",
+            body=(
+                f"From {since:%Y-%m-%d} to {last_day:%Y-%m-%d}, {agent.name} in {agent.organization.name} "
+                f"ran {totals['count']} runs for {amount}.\n\nThe agent: {agent_link(agent)}\n"
+            ),
+            link=agent_link(agent),
         )
     except Exception:
-        logger.exception(
-            "usage report for organization %s failed", getattr(organization, "pk", None)
-        )
+        logger.exception("usage report for agent %s failed", getattr(agent, "pk", None))
         return 0
+
+
+def usage_periods_ending(today: dt.date) -> list[tuple[str, dt.datetime, dt.datetime]]:
+    """The report periods that closed at the start of ``today`` (UTC): the week on a Monday,
+    the calendar month on the 1st."""
+    start_of_today = dt.datetime.combine(today, dt.time.min, tzinfo=dt.UTC)
+    periods = []
+    if today.weekday() == 0:
+        periods.append(("weekly", start_of_today - dt.timedelta(days=7), start_of_today))
+    if today.day == 1:
+        previous = (today - dt.timedelta(days=1)).replace(day=1)
+        periods.append(("monthly", dt.datetime.combine(previous, dt.time.min, tzinfo=dt.UTC), start_of_today))
+    return periods
+
+
+def send_due_usage_reports(today: dt.date) -> int:
+    """The daily job: every agent whose published spec asks for the period that just closed."""
+    from apps.agents.models import Agent, AgentStatus
+
+    sent = 0
+    periods = usage_periods_ending(today)
+    if not periods:
+        return 0
+    agents = Agent.objects.filter(status=AgentStatus.ACTIVE, current_version__isnull=False).select_related(
+        "organization", "current_version"
+    )
+    for agent in agents:
+        usage = agent.current_version.frozen_spec.alerts.usage
+        for period, since, until in periods:
+            if getattr(usage, period):
+                sent += send_agent_usage_report(agent=agent, period=period, since=since, until=until)
+    return sent
 
 
 @transaction.atomic

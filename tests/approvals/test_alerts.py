@@ -16,7 +16,7 @@ from apps.notifications.services import (
     notify_agent_budget_reached,
     notify_org_cap_reached,
     notify_run_parked,
-    send_usage_report,
+    send_due_usage_reports,
 )
 from apps.orgs.models import Membership
 from tests.runs.factories import published_agent
@@ -125,16 +125,31 @@ def test_the_organization_cap_alert_goes_to_admins_whatever_the_spec_says(
 
 
 @pytest.mark.django_db
-def test_an_organization_that_ran_nothing_gets_no_report(org, owner, member):
-    now = timezone.now()
+def test_usage_reports_are_off_by_default_and_an_agent_that_ran_nothing_gets_none(org, owner, member, builder):
+    quiet = published_agent(org, name="Quiet", created_by=builder, alerts={"usage": {"weekly": True}})
+    busy = published_agent(org, name="Busy", created_by=builder, alerts={"usage": {"weekly": True}})
+    silent_by_default = published_agent(org, name="Default", created_by=builder)
+    for agent in (busy, silent_by_default):
+        run_now(member, org, agent, "hello")
+    monday = (timezone.now() + dt.timedelta(days=7 - timezone.now().weekday())).date()
     mail.outbox.clear()
-    assert send_usage_report(organization=org, since=now - dt.timedelta(days=7), until=now) == 0
-    assert mail.outbox == []
-    run_now(member, org, published_agent(org), "hello")
-    assert (
-        send_usage_report(organization=org, since=now - dt.timedelta(days=7), until=timezone.now())
-        >= 1
-    )
+    assert send_due_usage_reports(monday) >= 1
+    subjects = [message.subject for message in mail.outbox]
+    assert any(subject.startswith("Busy: 1 runs") for subject in subjects)
+    assert not any(subject.startswith(("Quiet", "Default")) for subject in subjects)
+    assert {message.to[0] for message in mail.outbox} == {owner.email, builder.email}  # admins + the agent's owner
+    assert quiet.pk != busy.pk
+
+
+@pytest.mark.django_db
+def test_a_usage_report_goes_out_once_per_period(org, owner, member, builder):
+    agent = published_agent(org, created_by=builder, alerts={"usage": {"monthly": True, "audience": ["owner"]}})
+    run_now(member, org, agent, "hello")
+    next_month = (timezone.now().date().replace(day=28) + dt.timedelta(days=4)).replace(day=1)
+    mail.outbox.clear()
+    assert send_due_usage_reports(next_month) == 1
+    assert send_due_usage_reports(next_month) == 0
+    assert [message.to for message in mail.outbox] == [[builder.email]]
 
 
 @pytest.mark.django_db
