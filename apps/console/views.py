@@ -17,10 +17,14 @@ from django.views.decorators.http import require_POST
 from apps.orgs import permissions as perms
 from apps.orgs import selectors, services
 from apps.orgs.middleware import SESSION_KEY
+from apps.spend.aggregates import SpendScope, daily_series, month_to_date, spend_totals
+from apps.spend.charts import daily_cost_svg
+from apps.spend.filters import last_days
 
 from .forms import ApiKeyForm, InviteForm, OrganizationForm, RoleForm
 
 _UNCHANGED = ...
+DASHBOARD_DAYS = 30
 
 
 def _organization(request):
@@ -37,7 +41,23 @@ def _error_text(error: ValidationError) -> str:
 def dashboard(request):
     organization = _organization(request)
     role = organization.role_of(request.user)
-    return render(request, "console/dashboard.html", {"organization": organization, "role": role})
+    context = {"organization": organization, "role": role, "spend": None}
+    # The cap card: the organization's month to date against its cap, and the last 30 days per
+    # day — the same selectors as the Spend page. Spend is a runs:view read (seed 003): without
+    # it the card is absent, not a question that comes back refused.
+    if perms.has_org_permission(request.user, organization, perms.RUNS_VIEW):
+        scope = SpendScope(organization=organization)
+        window = last_days(DASHBOARD_DAYS)
+        series = daily_series(scope, window)
+        context["spend"] = {
+            "month": month_to_date(scope),
+            "window": window,
+            "chart": daily_cost_svg(
+                series, width=480, height=120, title=f"Daily cost, last {DASHBOARD_DAYS} days (UTC)"
+            ),
+            "total": spend_totals(scope, window),
+        }
+    return render(request, "console/dashboard.html", context)
 
 
 @login_required

@@ -1,0 +1,477 @@
+"""Every read of spend a person can reach: the spend screen, GET /spend, GET /stats/usage, the
+spend export and the dashboard's cap card. Sums are computed in SQL; Python only merges the
+groups and fills the days nothing ran.
+
+Seed 003 ("Cada consulta tiene que decir a cuál de las dos responde") asks every figure which of
+two questions it answers, and each function here says it:
+
+- **What the organization owes** (window ``cost_usd`` per agent, the totals, by user, the daily
+  series, GET /stats/usage): top-level runs only — a parent's row already holds the tokens of its
+  delegations, so counting both bills one request twice — plus ingestion, which belongs to no run.
+- **What this agent cost** (``month_to_date_usd`` against the agent's ``monthly_cap_usd``): the
+  agent's own calendar month, delegated rows included. It is read from the ledger entries the
+  budget guard measures the cap against, so the screen and the guard cannot disagree about how
+  close a cap is. It does not add up to the organization's month and is not drawn as if it did.
+- **Which provider / which key was paid** (by provider, by key): each run's *own* spend — its cost
+  minus that of its direct delegations — over every row, delegated ones included. That is both
+  the right attribution and the right total (an OpenAI orchestrator delegating $0.40 to an
+  Anthropic agent reads openai $0.60 + anthropic $0.40, not $1.00 + $0.40).
+
+A floor is counted, not hidden: ``partial_run_count`` says how many runs could not be fully
+priced (an unknown model is booked at 0), so "3 of 40 runs could not be priced" can be acted on.
+
+Scope: every function takes a ``SpendScope``. The organization's question needs ``runs:view``;
+anyone else is floored to their own runs (WHERE user_id = them) and an ingestion half of zero —
+a document is indexed by a worker and the ledger records no person for it, so charging it to
+someone's window would invent spend (seed 003).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.apps import apps
+from django.db.models import (
+    Count,
+    DecimalField,
+    F,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+)
+from django.db.models.fields.json import KeyTextTransform, KeyTransform
+from django.db.models.functions import Coalesce, Greatest, TruncDate
+from django.utils import timezone
+
+from apps.orgs.permissions import RUNS_VIEW, has_org_permission
+
+from .filters import SpendWindow
+from .models import MONEY, EntryKind, LedgerEntry
+from .services import month_of
+
+ZERO = Decimal("0")
+MONEY_FIELD = DecimalField(**MONEY)
+
+# What a run has spent. A finished run's row holds what its ledger booked (the runner's finally
+# block copies it); a run still in flight has 0 on its row while its ledger grows request by
+# request, so the larger of the two keeps a live run's money on the screen before it ends.
+RUN_SPENT = Greatest(
+    F("cost_usd"), Coalesce(F("ledger__cost_usd"), Value(ZERO), output_field=MONEY_FIELD)
+)
+# A floor: the row says so (the reaper marks it, the runner copies it) or its ledger already does.
+RUN_IS_PARTIAL = Q(cost_is_partial=True) | Q(ledger__cost_is_partial=True)
+# A queued run has no started_at yet: it is windowed by when it was asked for, as the run history
+# does, so the spend screen and GET /runs?started_from=… count the same rows.
+RUN_STARTED = Coalesce("started_at", "created_at")
+
+
+def _run_model():
+    # runs imports spend (the runner adds the guard); spend reads runs only here, by name, so
+    # the import graph keeps pointing one way (STYLE.md, "Which way the imports point").
+    return apps.get_model("runs", "Run")
+
+
+@dataclass(frozen=True)
+class SpendScope:
+    """Whose spend a caller may read: the organization's, or (no runs:view) only their own."""
+
+    organization: object
+    own_user_id: int | None = None
+
+    @classmethod
+    def for_reader(cls, user, organization, *, own: bool = False) -> SpendScope:
+        if own or not has_org_permission(user, organization, RUNS_VIEW):
+            return cls(organization=organization, own_user_id=user.pk)
+        return cls(organization=organization)
+
+    @property
+    def is_own(self) -> bool:
+        return self.own_user_id is not None
+
+
+def _money(value) -> Decimal:
+    return ZERO if value is None else Decimal(value)
+
+
+# --- the building blocks ----------------------------------------------------------------------
+
+
+def scoped_runs(scope: SpendScope) -> QuerySet:
+    """Every run of the scope, delegated ones included, with ``started`` and ``spent``."""
+    runs = _run_model().objects.filter(organization=scope.organization)
+    if scope.is_own:
+        runs = runs.filter(user_id=scope.own_user_id)
+    return runs.annotate(started=RUN_STARTED, spent=RUN_SPENT)
+
+
+def window_runs(scope: SpendScope, window: SpendWindow, *, top_level: bool = True) -> QuerySet:
+    runs = scoped_runs(scope).filter(started__gte=window.since, started__lte=window.until)
+    return runs.filter(parent_run__isnull=True) if top_level else runs
+
+
+def _ingestion_entries(scope: SpendScope) -> QuerySet:
+    if scope.is_own:
+        return LedgerEntry.objects.none()
+    return LedgerEntry.objects.filter(organization=scope.organization, kind=EntryKind.INGESTION)
+
+
+def _window_ingestion(scope: SpendScope, window: SpendWindow) -> QuerySet:
+    return _ingestion_entries(scope).filter(
+        created_at__gte=window.since, created_at__lte=window.until
+    )
+
+
+WINDOW_FIGURES = {
+    "cost_usd": Coalesce(Sum("spent"), Value(ZERO), output_field=MONEY_FIELD),
+    "run_count": Count("pk"),
+    "partial_run_count": Count("pk", filter=RUN_IS_PARTIAL),
+}
+
+
+def spend_rows_by_agent(runs: QuerySet) -> QuerySet:
+    """Top-level window runs grouped per agent, with the window figures only — the queryset the
+    export windows and counts, and the per-agent half of GET /spend."""
+    return (
+        runs.order_by().values("agent_id", agent_name=F("agent__name")).annotate(**WINDOW_FIGURES)
+    )
+
+
+# --- GET /spend -------------------------------------------------------------------------------
+
+
+def spend_totals(scope: SpendScope, window: SpendWindow) -> dict:
+    """The window's bill: top-level runs plus ingestion, with each half beside the sum."""
+    runs = window_runs(scope, window).aggregate(**WINDOW_FIGURES)
+    ingestion = _money(_window_ingestion(scope, window).aggregate(total=Sum("cost_usd"))["total"])
+    model = _money(runs["cost_usd"])
+    return {
+        "cost_usd": model + ingestion,
+        "model_usd": model,
+        "ingestion_usd": ingestion,
+        "run_count": runs["run_count"],
+        "partial_run_count": runs["partial_run_count"],
+    }
+
+
+def month_to_date(scope: SpendScope, *, now: dt.datetime | None = None) -> dict:
+    """The organization's calendar month (UTC) against its cap: every ledger entry of the month —
+    every run, each request once, and every ingestion — the very sum the guard's organization
+    counter holds. A scope floored to one person reads their own runs' entries only."""
+    month = month_of(now)
+    entries = LedgerEntry.objects.filter(organization=scope.organization, month=month)
+    if scope.is_own:
+        entries = entries.filter(ledger__run__user_id=scope.own_user_id)
+    figures = entries.aggregate(total=Sum("cost_usd"), unpriced=Count("pk", filter=Q(priced=False)))
+    organization = scope.organization
+    return {
+        "month": month.strftime("%Y-%m"),
+        "month_to_date_usd": _money(figures["total"]),
+        "month_to_date_is_partial": bool(figures["unpriced"]),
+        "monthly_cap_usd": None if scope.is_own else organization.monthly_budget_usd,
+    }
+
+
+def spend_by_agent(
+    scope: SpendScope, window: SpendWindow, *, now: dt.datetime | None = None
+) -> list[dict]:
+    """One row per agent, with ``agent_name``: the window's ``cost_usd``, ``run_count`` and
+    ``partial_run_count`` (top-level runs, so the column sums to the total above it), and the
+    agent's ``month_to_date_usd`` (its own month, delegated rows included: what its cap measures)
+    against ``monthly_cap_usd`` of the *published* version — the number the runner applies.
+
+    Rows: every agent that ran in the window (as a delegate too) or spent this month, and every
+    active agent with a published cap (a cap at $0.00 of $5.00 is worth seeing). Most expensive first.
+    """
+    Agent = apps.get_model("agents", "Agent")
+    window_rows = {row["agent_id"]: row for row in spend_rows_by_agent(window_runs(scope, window))}
+    month_entries = LedgerEntry.objects.filter(
+        organization=scope.organization, month=month_of(now), agent__isnull=False
+    )
+    if scope.is_own:
+        month_entries = month_entries.filter(ledger__run__user_id=scope.own_user_id)
+    month_rows = {
+        row["agent_id"]: row
+        for row in month_entries.order_by()
+        .values("agent_id")
+        .annotate(total=Sum("cost_usd"), unpriced=Count("pk", filter=Q(priced=False)))
+    }
+    # An agent that only ran as someone's delegate has a row too (its money is inside its
+    # parents' rows, so its window cost reads 0, but its month and cap are still its own).
+    delegates = set(
+        window_runs(scope, window, top_level=False)
+        .filter(parent_run__isnull=False)
+        .order_by()
+        .values_list("agent_id", flat=True)
+        .distinct()
+    )
+    agents = (
+        Agent.objects.filter(organization=scope.organization)
+        .annotate(
+            cap=KeyTextTransform("monthly_usd", KeyTransform("budget", "current_version__spec"))
+        )
+        .filter(
+            Q(pk__in=set(window_rows) | set(month_rows) | delegates)
+            | Q(status="active", cap__isnull=False)
+        )
+        .only("pk", "name", "status")
+    )
+    rows = []
+    for agent in agents:
+        window_row = window_rows.get(agent.pk, {})
+        month_row = month_rows.get(agent.pk, {})
+        rows.append(
+            {
+                "agent_id": agent.pk,
+                "agent_name": agent.name,
+                "cost_usd": _money(window_row.get("cost_usd")),
+                "run_count": window_row.get("run_count", 0),
+                "partial_run_count": window_row.get("partial_run_count", 0),
+                "month_to_date_usd": _money(month_row.get("total")),
+                "month_to_date_is_partial": bool(month_row.get("unpriced")),
+                "monthly_cap_usd": None if agent.cap is None else Decimal(agent.cap),
+            }
+        )
+    rows.sort(
+        key=lambda row: (
+            -row["cost_usd"],
+            -row["month_to_date_usd"],
+            row["agent_name"],
+            row["agent_id"],
+        )
+    )
+    return rows
+
+
+def _own_spend_rows(scope: SpendScope, window: SpendWindow) -> QuerySet:
+    """Every row of the window, delegated ones included, with its *own* spend: its cost minus
+    that of its direct delegations. Nested delegations are discounted by their own parent, once,
+    so summed over every row it is still the bill (seed 003, "Las dos preguntas sobre el
+    proveedor necesitan una tercera respuesta")."""
+    children = (
+        _run_model()
+        .objects.filter(parent_run=OuterRef("pk"))
+        .order_by()
+        .values("parent_run")
+        .annotate(total=Sum(RUN_SPENT))
+        .values("total")
+    )
+    return window_runs(scope, window, top_level=False).annotate(
+        own_spent=F("spent") - Coalesce(Subquery(children, output_field=MONEY_FIELD), Value(ZERO))
+    )
+
+
+OWN_FIGURES = {
+    "cost_usd": Coalesce(Sum("own_spent"), Value(ZERO), output_field=MONEY_FIELD),
+    "run_count": Count("pk"),
+    "partial_run_count": Count("pk", filter=RUN_IS_PARTIAL),
+}
+
+
+def spend_by_provider(scope: SpendScope, window: SpendWindow) -> list[dict]:
+    """Each provider's own spend over the window's rows (delegated included), most first.
+    ``partial_run_count`` counts the summed rows marked as a floor."""
+    rows = (
+        _own_spend_rows(scope, window).order_by().values("model_provider").annotate(**OWN_FIGURES)
+    )
+    result = [
+        {
+            # A run refused before its first request never chose a provider.
+            "provider": row["model_provider"] or "none",
+            "cost_usd": _money(row["cost_usd"]),
+            "run_count": row["run_count"],
+            "partial_run_count": row["partial_run_count"],
+        }
+        for row in rows
+    ]
+    return sorted(result, key=lambda row: (-row["cost_usd"], row["provider"]))
+
+
+def spend_by_key(scope: SpendScope, window: SpendWindow) -> list[dict]:
+    """Each vault key's own spend — a key is what someone rotates when a bill looks wrong.
+
+    A run records its provider and model but not the profile it used, so the key is read through
+    the run's published version: the spec's ``model_profile_id`` (None: the organization's
+    default profile) and that profile's ``secret``. Sums are per version in SQL; the few versions
+    are then resolved to keys. A profile deleted since reads as an unknown key, and a profile
+    with no secret (the offline model) as no key, rather than being folded into some other key.
+    """
+    ModelProfile = apps.get_model("agents", "ModelProfile")
+    Secret = apps.get_model("vault", "Secret")
+    per_version = list(
+        _own_spend_rows(scope, window)
+        .order_by()
+        .values(
+            "agent_version_id",
+            profile_id=KeyTextTransform("model_profile_id", "agent_version__spec"),
+        )
+        .annotate(**OWN_FIGURES)
+    )
+    default_profile = (
+        ModelProfile.objects.filter(organization=scope.organization, is_default=True)
+        .values_list("pk", flat=True)
+        .first()
+    )
+    profile_ids = {int(row["profile_id"]) for row in per_version if row["profile_id"]} | {
+        default_profile
+    }
+    secret_of = dict(
+        ModelProfile.objects.filter(
+            organization=scope.organization, pk__in=profile_ids - {None}
+        ).values_list("pk", "secret_id")
+    )
+    buckets: dict[object, dict] = defaultdict(
+        lambda: {"cost_usd": ZERO, "run_count": 0, "partial_run_count": 0}
+    )
+    for row in per_version:
+        profile_id = int(row["profile_id"]) if row["profile_id"] else default_profile
+        if profile_id is None or profile_id not in secret_of:
+            key = "unknown"
+        else:
+            key = secret_of[profile_id] or "none"
+        bucket = buckets[key]
+        bucket["cost_usd"] += _money(row["cost_usd"])
+        bucket["run_count"] += row["run_count"]
+        bucket["partial_run_count"] += row["partial_run_count"]
+    secrets = {
+        secret.pk: secret
+        for secret in Secret.objects.filter(
+            organization=scope.organization, pk__in=[key for key in buckets if isinstance(key, int)]
+        ).only("pk", "name", "hint")
+    }
+    result = []
+    for key, figures in buckets.items():
+        secret = secrets.get(key) if isinstance(key, int) else None
+        if secret is not None:
+            label = f"{secret.name} (…{secret.hint})" if secret.hint else secret.name
+        else:
+            label = {
+                "none": "No key (offline or keyless model)",
+                "unknown": "Unknown (model profile deleted)",
+            }.get(key, "Unknown key")
+        result.append(
+            {
+                "secret_id": secret.pk if secret is not None else None,
+                "key": label,
+                **figures,
+            }
+        )
+    return sorted(result, key=lambda row: (-row["cost_usd"], row["key"]))
+
+
+def spend_by_user(scope: SpendScope, window: SpendWindow) -> list[dict]:
+    """Who spent it: top-level runs only (a delegation's cost lands once, inside the run that
+    started it), the most active first. Naming people is the runs:view decision (seed 003)."""
+    rows = (
+        window_runs(scope, window)
+        .order_by()
+        .values("user_id", email=F("user__email"))
+        .annotate(**WINDOW_FIGURES)
+        .order_by("-run_count", "-cost_usd", "user_id")
+    )
+    return [
+        {
+            "user_id": row["user_id"],
+            # A run whose account was deleted keeps its money; it has no one to name.
+            "email": row["email"] or "",
+            "cost_usd": _money(row["cost_usd"]),
+            "run_count": row["run_count"],
+            "partial_run_count": row["partial_run_count"],
+        }
+        for row in rows
+    ]
+
+
+def daily_series(scope: SpendScope, window: SpendWindow) -> list[dict]:
+    """One point per UTC day of the window, days nothing ran included as zeros: top-level runs
+    (count, tokens, model cost, floors) plus that day's ingestion — the same arithmetic as the
+    window's total, so the bars add up to the figure printed beside them."""
+    runs = (
+        window_runs(scope, window)
+        .annotate(day=TruncDate("started", tzinfo=dt.UTC))
+        .order_by()
+        .values("day")
+        .annotate(
+            model_usd=Coalesce(Sum("spent"), Value(ZERO), output_field=MONEY_FIELD),
+            runs=Count("pk"),
+            partial_run_count=Count("pk", filter=RUN_IS_PARTIAL),
+            input_tokens=Coalesce(
+                Sum(Greatest(F("input_tokens"), Coalesce(F("ledger__input_tokens"), 0))), 0
+            ),
+            output_tokens=Coalesce(
+                Sum(Greatest(F("output_tokens"), Coalesce(F("ledger__output_tokens"), 0))), 0
+            ),
+        )
+    )
+    ingestion = (
+        _window_ingestion(scope, window)
+        .annotate(day=TruncDate("created_at", tzinfo=dt.UTC))
+        .order_by()
+        .values("day")
+        .annotate(total=Sum("cost_usd"))
+    )
+    by_day = {row["day"]: row for row in runs}
+    ingestion_by_day = {row["day"]: _money(row["total"]) for row in ingestion}
+    series = []
+    for day in window.days():
+        row = by_day.get(day, {})
+        model = _money(row.get("model_usd"))
+        ingested = ingestion_by_day.get(day, ZERO)
+        input_tokens, output_tokens = row.get("input_tokens", 0), row.get("output_tokens", 0)
+        series.append(
+            {
+                "date": day,
+                "runs": row.get("runs", 0),
+                "input_tokens": input_tokens,
+                "output_tokens": output_tokens,
+                "tokens": input_tokens + output_tokens,
+                "cost_usd": model + ingested,
+                "model_usd": model,
+                "ingestion_usd": ingested,
+                "partial_run_count": row.get("partial_run_count", 0),
+            }
+        )
+    return series
+
+
+def spend_overview(
+    scope: SpendScope, window: SpendWindow, *, now: dt.datetime | None = None
+) -> dict:
+    """Everything GET /spend answers and the Spend page draws, over one resolved window."""
+    now = now or timezone.now()
+    return {
+        "window": window,
+        "total": spend_totals(scope, window),
+        "organization": month_to_date(scope, now=now),
+        "by_agent": spend_by_agent(scope, window, now=now),
+        "by_provider": spend_by_provider(scope, window),
+        "by_key": spend_by_key(scope, window),
+        "by_user": spend_by_user(scope, window),
+        "daily": daily_series(scope, window),
+    }
+
+
+def usage_stats(scope: SpendScope, window: SpendWindow) -> dict:
+    """GET /stats/usage: runs, tokens and cost per day over the window, and their totals. The
+    cost block is runs plus ingestion — the arithmetic the monthly cap is measured with — with
+    model_usd and ingestion_usd beside it so a reader sees where the money went."""
+    series = daily_series(scope, window)
+    totals = spend_totals(scope, window)
+    input_tokens = sum(point["input_tokens"] for point in series)
+    output_tokens = sum(point["output_tokens"] for point in series)
+    return {
+        "window": window,
+        "total_runs": totals["run_count"],
+        "tokens": {
+            "input": input_tokens,
+            "output": output_tokens,
+            "total": input_tokens + output_tokens,
+        },
+        "cost": totals,
+        "daily": series,
+    }

@@ -1,0 +1,75 @@
+"""Spend over the API: the spend screen's figures, its CSV export, and the usage series.
+Parse the window, call a selector, shape."""
+
+from __future__ import annotations
+
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.orgs import permissions as perms
+from apps.orgs.api.exceptions import UnprocessableEntity
+from apps.orgs.api.negotiation import FileDownloadNegotiation
+from apps.spend.aggregates import SpendScope, spend_overview, usage_stats
+from apps.spend.exports import spend_export
+from apps.spend.filters import parse_spend_window
+
+from .serializers import spend_payload, usage_payload
+
+USAGE_SCOPES = ("org", "own")
+
+
+class SpendView(APIView):
+    """`GET /spend/`: the window (`days`, default 30, or `from`/`to`; `from` wins and
+    `period_days` is then null), its total (runs plus ingestion), the organization's month to
+    date against its cap, and the per-agent rows (`cost_usd`, `run_count`, `partial_run_count`
+    over the window; `month_to_date_usd` against `monthly_cap_usd` of the published version),
+    by provider, by key, by user and per day. `runs:view`."""
+
+    required_permission = perms.RUNS_VIEW
+
+    def get(self, request):
+        window = parse_spend_window(request.query_params)
+        scope = SpendScope.for_reader(request.user, request.organization)
+        return Response(spend_payload(spend_overview(scope, window)))
+
+
+class SpendExportView(APIView):
+    """`GET /spend/export/`: the per-agent spend over `from`..`to` (both required) as CSV —
+    window figures only (`cost_usd`, `run_count`, `partial_run_count`), at most 10,000 rows;
+    recorded as `spend.export` before the file is sent. `runs:view`."""
+
+    required_permission = perms.RUNS_VIEW
+    content_negotiation_class = FileDownloadNegotiation
+
+    def get(self, request):
+        return spend_export(
+            user=request.user,
+            organization=request.organization,
+            params=request.query_params,
+            surface="api",
+        ).response()
+
+
+class UsageStatsView(APIView):
+    """`GET /stats/usage/`: runs, tokens and cost per day over the window (the same `days` /
+    `from`/`to` vocabulary as `/spend/`), top-level runs only, cost = runs plus ingestion with
+    `model_usd` and `ingestion_usd` beside it. `scope=org` (the default) needs `runs:view`;
+    `scope=own` is any member's own runs, with an ingestion half of zero."""
+
+    # Membership is enough to reach the view; scope=org is checked below.
+    required_permission = None
+
+    def get(self, request):
+        scope_name = (request.query_params.get("scope") or "org").strip()
+        if scope_name not in USAGE_SCOPES:
+            raise UnprocessableEntity({"scope": [f"must be one of: {', '.join(USAGE_SCOPES)}"]})
+        if scope_name == "org" and not perms.has_org_permission(
+            request.user, request.organization, perms.RUNS_VIEW
+        ):
+            raise PermissionDenied(
+                f"{perms.RUNS_VIEW} is required for scope=org; ask for scope=own."
+            )
+        window = parse_spend_window(request.query_params)
+        scope = SpendScope.for_reader(request.user, request.organization, own=scope_name == "own")
+        return Response(usage_payload(usage_stats(scope, window), scope=scope_name))

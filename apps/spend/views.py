@@ -1,0 +1,100 @@
+"""The console's Spend page and its CSV download; the Dashboard's cap card reads the same
+selectors (apps.console.views). Parse the window, call the selectors, render."""
+
+from __future__ import annotations
+
+import datetime as dt
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+
+from apps.orgs.permissions import RUNS_VIEW, has_org_permission
+
+from .aggregates import SpendScope, spend_overview
+from .charts import daily_cost_svg
+from .exports import spend_export
+from .filters import DEFAULT_DAYS, last_days, parse_spend_window
+
+PRESET_DAYS = (7, 30, 90)
+
+
+def _readable_organization(request):
+    organization = getattr(request, "organization", None)
+    if organization is None:
+        raise Http404("You are not a member of any organization yet.")
+    if not has_org_permission(request.user, organization, RUNS_VIEW):
+        raise PermissionDenied("runs:view is required to read the organization's spend.")
+    return organization
+
+
+def _calendar_presets(today: dt.date) -> list[dict]:
+    this_month = today.replace(day=1)
+    last_month_end = this_month - dt.timedelta(days=1)
+    last_month = last_month_end.replace(day=1)
+    return [
+        {
+            "label": "This month",
+            "query": urlencode({"from": this_month.isoformat(), "to": today.isoformat()}),
+        },
+        {
+            "label": "Last month",
+            "query": urlencode({"from": last_month.isoformat(), "to": last_month_end.isoformat()}),
+        },
+    ]
+
+
+@login_required
+def spend_page(request):
+    organization = _readable_organization(request)
+    try:
+        window = parse_spend_window(request.GET)
+    except ValidationError as error:
+        messages.error(
+            request,
+            "Window ignored: "
+            + "; ".join(
+                f"{field}: {' '.join(problems)}" for field, problems in error.message_dict.items()
+            ),
+        )
+        window = last_days(DEFAULT_DAYS)
+    overview = spend_overview(SpendScope.for_reader(request.user, organization), window)
+    today = timezone.now().astimezone(dt.UTC).date()
+    return render(
+        request,
+        "spend/spend.html",
+        {
+            "organization": organization,
+            "overview": overview,
+            "window": window,
+            "chart": daily_cost_svg(
+                overview["daily"],
+                title=f"Daily cost, {window.since:%Y-%m-%d} to {window.until:%Y-%m-%d} (UTC)",
+            ),
+            "day_presets": PRESET_DAYS,
+            "calendar_presets": _calendar_presets(today),
+            # The download carries the resolved window as an explicit range: a days preset is
+            # not a range an export accepts, and the file must describe what the page showed.
+            "export_query": urlencode(window.as_query()),
+        },
+    )
+
+
+@login_required
+def spend_download(request):
+    organization = _readable_organization(request)
+    try:
+        result = spend_export(
+            user=request.user, organization=organization, params=request.GET, surface="console"
+        )
+    except ValidationError as error:
+        messages.error(request, "Not exported: " + " ".join(error.messages))
+        query = request.GET.copy()
+        query.pop("fmt", None)
+        return redirect(f"{reverse('spend:page')}?{query.urlencode()}")
+    return result.response()
