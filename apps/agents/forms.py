@@ -15,9 +15,12 @@ import json
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from pydantic import ValidationError as PydanticValidationError
+
 from apps.capabilities.approval import resolve_tool_approval_decision
 from apps.capabilities.registry import CATEGORIES, CATEGORY_LABELS, Capability, all_capabilities
 
+from .spec import Alerts
 from .validation import SPEC_FORBIDDEN_CAPABILITIES, PublishError
 
 APPROVAL_CHOICES = [
@@ -125,6 +128,48 @@ def parse_config_post(cap: Capability, post, prefix: str) -> dict:
     return config
 
 
+ALERT_KINDS = ("budget", "approvals", "usage")
+# The roles the form offers; "chosen" members are set through the API or a YAML spec.
+ALERT_FORM_ROLES = (("admins", "Admins"), ("owner", "The agent's owner"), ("initiator", "Who started the run"))
+
+
+def alerts_of(spec_alerts) -> dict:
+    """A spec's alert settings in the current schema (a first-schema spec reads through)."""
+    try:
+        return Alerts.model_validate(spec_alerts or {}).model_dump(mode="json")
+    except PydanticValidationError:
+        return Alerts().model_dump(mode="json")
+
+
+ALERT_LABELS = {"budget": "Agent's budget reached", "approvals": "A call waits for approval", "usage": "Usage reports"}
+
+
+def alert_rows(alerts: dict) -> list[dict]:
+    """The Builder's alert table: each alert with, per offered role, whether it is in the audience."""
+    return [
+        {
+            "kind": kind,
+            "label": ALERT_LABELS[kind],
+            "roles": [
+                {"role": role, "label": label, "on": role in alerts[kind]["audience"]}
+                for role, label in ALERT_FORM_ROLES
+            ],
+        }
+        for kind in ALERT_KINDS
+    ]
+
+
+def parse_alerts_post(post, current_alerts) -> dict:
+    alerts = alerts_of(current_alerts)
+    offered = {role for role, _ in ALERT_FORM_ROLES}
+    for kind in ALERT_KINDS:
+        kept = [role for role in alerts[kind]["audience"] if role not in offered]  # e.g. "chosen"
+        alerts[kind]["audience"] = [*post.getlist(f"alerts.{kind}.audience"), *kept]
+    alerts["usage"]["weekly"] = post.get("alerts.usage.weekly") == "on"
+    alerts["usage"]["monthly"] = post.get("alerts.usage.monthly") == "on"
+    return alerts
+
+
 def parse_builder_post(post, current_spec: dict) -> dict:
     """The draft spec a Builder POST describes, keeping what the form does not show."""
     spec = dict(current_spec)
@@ -140,6 +185,8 @@ def parse_builder_post(post, current_spec: dict) -> dict:
     steps = post.get("max_steps", "").strip()
     if steps:
         spec["limits"] = {**spec.get("limits", {}), "max_steps": _number(steps)}
+    if post.get("alerts.shown"):
+        spec["alerts"] = parse_alerts_post(post, spec.get("alerts"))
 
     existing = {b["id"]: b for b in spec.get("capabilities", [])}
     bindings = []

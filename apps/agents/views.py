@@ -20,7 +20,7 @@ from apps.orgs import permissions as perms
 from apps.vault.selectors import secrets_for
 
 from . import selectors, services
-from .forms import builder_context, parse_builder_post
+from .forms import ALERT_FORM_ROLES, alert_rows, alerts_of, builder_context, parse_builder_post
 from .services import PublishRefused
 from .validation import PublishError, parse_spec
 
@@ -79,6 +79,9 @@ def _render_builder(request, agent, *, spec: dict, errors: list[PublishError], s
         "spec": spec,
         "budget": (spec.get("budget") or {}).get("monthly_usd") or "",
         "max_steps": (spec.get("limits") or {}).get("max_steps", 25),
+        "alerts": (alerts := alerts_of(spec.get("alerts"))),
+        "alert_roles": ALERT_FORM_ROLES,
+        "alert_rows": alert_rows(alerts),
         "errors": errors,
         "can_edit": can_edit and agent.status == "active",
         "can_publish": selectors.can(request.user, agent, "publish") and agent.status == "active",

@@ -102,3 +102,26 @@ def test_a_viewer_sees_the_builder_read_only_and_cannot_post(browser_for, viewer
 def test_another_organizations_agent_is_a_404_in_the_console(browser_for, outsider, make_agent):
     agent = make_agent(spec_with())
     assert browser_for(outsider).get(f"/agents/{agent.pk}/").status_code == 404
+
+
+def test_alert_audiences_and_usage_reports_are_set_in_the_builder(browser_for, builder, make_agent):
+    agent = make_agent(spec_with())
+    client = browser_for(builder)
+    page = client.get(f"/agents/{agent.pk}/").content.decode()
+    assert 'name="alerts.budget.audience" value="owner"' in page
+    data = builder_post(
+        agent,
+        **{
+            "alerts.shown": "1",
+            "alerts.budget.audience": ["owner"],
+            "alerts.approvals.audience": ["initiator", "admins"],
+            "alerts.usage.audience": ["admins"],
+            "alerts.usage.weekly": "on",
+        },
+    )
+    client.post(f"/agents/{agent.pk}/", data)
+    agent.refresh_from_db()
+    alerts = agent.draft.alerts
+    assert alerts.budget.audience == ["owner"]
+    assert alerts.usage.weekly and not alerts.usage.monthly
+    assert alerts.usage.audience == ["admins"]
