@@ -11,4 +11,7 @@ urlpatterns = [
     path("chat/send/", views.chat_send, name="chat-send"),
     path("chat/<int:conversation_id>/", views.chat, name="conversation"),
     path("activity/", views.activity, name="activity"),
+    # The approval alert links to /runs?tab=approvals&org=<id> (apps.notifications.links).
+    path("runs", views.runs_redirect),
+    path("runs/", views.runs_redirect, name="runs-redirect"),
 ]

@@ -1,22 +1,33 @@
 """The console's Chat and Activity pages. Parse, call a service or a selector, render.
 
-Chat: pick an agent, send a message; the page follows the run's frames over the websocket
-(static/runs/chat.js) and reopening a conversation shows its transcript with each turn's state.
+Chat: pick an agent and the conversation's approval mode, send a message; the page follows the
+run's frames over the websocket (static/runs/chat.js) and reopening a conversation shows its
+transcript with each turn's state, its charts (drawn on the server from the stored data) and the
+approval / question cards of a run that is still parked.
 Activity: the run history with every filter in the URL (the same parser and selector as
 ``GET /api/v1/runs/``), Started and Took headers that order the whole filtered set, a slow-runs
-view, and a run's detail at ``?run=``.
+view, and a run's detail at ``?run=``; ``?tab=approvals`` is the approvals queue (apps.approvals'
+own view context and template) for someone with approvals:decide, the run history for anyone else.
+``/runs/`` (the approval alert's link) is Activity under its older name.
 """
 
 from __future__ import annotations
 
+import json
+
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponseBadRequest, JsonResponse
+from django.http import Http404, HttpResponseBadRequest, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from apps.approvals import selectors as approval_selectors
+from apps.approvals.choices import ApprovalMode
+from apps.approvals.views import queue_context
+from apps.capabilities.tools.chart_svg import render_chart_svg
+from apps.capabilities.tools.charts import chart_artifact
 from apps.orgs import permissions as perms
 
 from . import selectors, services
@@ -46,10 +57,16 @@ def chat(request, conversation_id: int | None = None):
             selectors.conversation_turns(conversation), conversation.agent
         )
         live_run = selectors.live_run_of(conversation)
+        _attach_run_details(turns, conversation)
+        if live_run is not None:
+            _attach_parked_cards(turns, live_run)
     agents = selectors.runnable_agents(organization)
     selected_agent_id = (
         conversation.agent_id if conversation else _int_or_none(request.GET.get("agent"))
     )
+    # The mode is the conversation's: the next turn keeps what the last one was sent with.
+    last_run = conversation.runs.order_by("-created_at", "-pk").first() if conversation else None
+    approval_mode = last_run.approval_mode if last_run else ApprovalMode.FOLLOW
     return render(
         request,
         "runs/chat.html",
@@ -64,9 +81,63 @@ def chat(request, conversation_id: int | None = None):
             "last_gauge": next((t["context"] for t in reversed(turns) if t["context"]), None),
             "live_run": live_run,
             "can_run": perms.has_org_permission(request.user, organization, perms.AGENTS_RUN),
+            "can_decide": perms.has_org_permission(
+                request.user, organization, perms.APPROVALS_DECIDE
+            ),
+            "approval_modes": ApprovalMode.choices,
+            "approval_mode": approval_mode,
             "terminal_statuses": sorted(TERMINAL_STATUSES),
         },
     )
+
+
+def _last_assistant_turns(turns) -> dict[int, dict]:
+    """Each run's last assistant turn (a run that parked and resumed wrote two)."""
+    return {t["run_id"]: t for t in turns if t["role"] == "assistant" and t["run_id"]}
+
+
+def _attach_run_details(turns, conversation) -> None:
+    """Each run's error sentence and its charts, on the run's last assistant turn.
+
+    Charts are redrawn from the stored data on every reload (issue 8): the chart travels in a
+    tool return's metadata, which the run's transcript keeps. A run's transcript starts with the
+    history it was given, so a part already seen at the same position belongs to an earlier run."""
+    by_run = _last_assistant_turns(turns)
+    seen: set[tuple[int, str]] = set()
+    runs = conversation.runs.order_by("created_at", "pk").values_list("pk", "transcript", "error")
+    for run_id, transcript, error in runs:
+        if error and run_id in by_run:
+            # A refused turn (an approval mode the session may not have) says why after a reload too.
+            by_run[run_id]["error"] = error
+        for index, message in enumerate(transcript or []):
+            for part in message.get("parts") or []:
+                if part.get("part_kind") != "tool-return":
+                    continue
+                chart = chart_artifact(part.get("metadata"))
+                key = (index, part.get("tool_call_id") or "")
+                if chart is None or key in seen:
+                    continue
+                seen.add(key)
+                if run_id in by_run:
+                    by_run[run_id].setdefault("charts", []).append(
+                        {"tool_call_id": key[1], "svg": render_chart_svg(chart)}
+                    )
+
+
+def _attach_parked_cards(turns, run) -> None:
+    """A parked run's cards come back on reload, on any device (seed 003): its pending calls and
+    questions, drawn on the run's last assistant turn."""
+    turn = _last_assistant_turns(turns).get(run.pk)
+    if turn is None:
+        return
+    turn["approvals"] = [
+        approval_selectors.approval_row(a)
+        | {"arguments_json": json.dumps(a.arguments, indent=2, ensure_ascii=False)}
+        for a in approval_selectors.parked_calls(run)
+    ]
+    turn["questions"] = [
+        approval_selectors.question_row(q) for q in approval_selectors.run_questions(run)
+    ]
 
 
 @login_required
@@ -83,6 +154,13 @@ def chat_send(request):
             selectors.own_conversations(request.user, organization),
             pk=_int_or_none(request.POST["conversation_id"]),
         )
+    approval_mode = request.POST.get("approval_mode") or ApprovalMode.FOLLOW
+    if approval_mode not in ApprovalMode.values:
+        # Whether the session may have a known mode is prepare()'s to say, in the turn itself.
+        message = f"{approval_mode!r} is not an approval mode (use follow, approve_all or ask_all)."
+        if request.headers.get("accept") == "application/json":
+            return JsonResponse({"error": message}, status=422)
+        return HttpResponseBadRequest(message)
     try:
         run = services.run_create(
             actor=request.user,
@@ -91,6 +169,7 @@ def chat_send(request):
             input=request.POST.get("message", ""),
             conversation=conversation,
             surface=Surface.CHAT,
+            approval_mode=approval_mode,
         )
     except PermissionDenied as denied:
         return JsonResponse({"error": str(denied)}, status=403)
@@ -137,8 +216,24 @@ def _history_params(request):
 
 
 @login_required
+def runs_redirect(request):
+    """``/runs`` is Activity under the name the approval alert links to (``?tab=approvals&org=``)."""
+    target = reverse("runs:activity")
+    query = request.META.get("QUERY_STRING", "")
+    return HttpResponseRedirect(f"{target}?{query}" if query else target)
+
+
+@login_required
 def activity(request):
     organization = _organization(request)
+    can_decide = perms.has_org_permission(request.user, organization, perms.APPROVALS_DECIDE)
+    if request.GET.get("tab") == "approvals" and can_decide:
+        return render(
+            request,
+            "runs/activity_approvals.html",
+            queue_context(request, organization, back_to=request.get_full_path())
+            | {"history_link": reverse("runs:activity")},
+        )
     params = _history_params(request)
     errors = {}
     try:
@@ -203,6 +298,7 @@ def activity(request):
             "slow_runs_link": "?" + _window_only(request.GET, view="slow"),
             "close_detail_link": link(run=None),
             "slow_threshold_s": SLOW_RUN_MS // 1000,
+            "can_decide": can_decide,
         },
     )
 

@@ -3,7 +3,9 @@
  * followRun(runId, handlers) opens /ws/runs/{id}/ and calls handlers.onFrame(frame) for every
  * frame in seq order. If the connection drops before the terminal frame, it reconnects with
  * ?after=<last seq seen>, so frames sent while it was away arrive and none arrive twice.
- * Close codes 4401/4403/4404/4422 are final (see apps/runs/consumers.py).
+ * Close codes 4401/4403/4404/4422 are final (see apps/runs/consumers.py). A run that parked (a
+ * run_finished whose status is not terminal) resumes on the same stream with higher seq, so a
+ * socket closed while it waits is reopened with ?after= too, whatever the close code.
  */
 (function () {
   "use strict";
@@ -14,6 +16,7 @@
     var lastSeq = 0;
     var done = false;
     var retries = 0;
+    var parked = false;
     var socket = null;
 
     function url() {
@@ -30,12 +33,23 @@
           if (frame.seq <= lastSeq) { return; }
           lastSeq = frame.seq;
         }
-        if (frame.type === "run_finished" && handlers.terminal && handlers.terminal.indexOf(frame.status) !== -1) {
-          done = true;
+        if (frame.type === "run_finished" && handlers.terminal) {
+          if (handlers.terminal.indexOf(frame.status) !== -1) {
+            done = true;
+          } else {
+            parked = true;
+          }
+        } else if (frame.type === "run_started") {
+          parked = false;
         }
         handlers.onFrame(frame);
       };
       socket.onclose = function (event) {
+        if (!done && parked && event.code === 1000) {
+          retries += 1;
+          setTimeout(open, Math.min(5000, 500 * retries));
+          return;
+        }
         if (done || FINAL_CODES.indexOf(event.code) !== -1) {
           if (!done && handlers.onGone) { handlers.onGone(event.code); }
           return;

@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from apps.approvals.choices import ApprovalMode
 from apps.runs.models import Run
 
 
@@ -7,6 +8,11 @@ class RunCreateSerializer(serializers.Serializer):
     agent_id = serializers.IntegerField()
     input = serializers.CharField(trim_whitespace=False, allow_blank=False)
     conversation_id = serializers.IntegerField(required=False, allow_null=True)
+    # Whether the caller may have the mode is prepare()'s to decide (approve_all is a web chat's
+    # only): an API run asking for it fails its turn with the sentence, never runs under the spec.
+    approval_mode = serializers.ChoiceField(
+        choices=ApprovalMode.choices, required=False, default=ApprovalMode.FOLLOW
+    )
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -35,6 +41,7 @@ class RunSerializer(serializers.ModelSerializer):
             "parent_run_id",
             "user_id",
             "surface",
+            "approval_mode",
             "status",
             "stop_reason",
             "input",

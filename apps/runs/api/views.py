@@ -66,6 +66,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
             agent=agent,
             input=values["input"],
             conversation=conversation,
+            approval_mode=values["approval_mode"],
         )
         return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED)
 
