@@ -11,6 +11,7 @@ urlpatterns = [
     path("chat/send/", views.chat_send, name="chat-send"),
     path("chat/<int:conversation_id>/", views.chat, name="conversation"),
     path("activity/", views.activity, name="activity"),
+    path("activity/download/", views.activity_download, name="activity-download"),
     # The approval alert links to /runs?tab=approvals&org=<id> (apps.notifications.links).
     path("runs", views.runs_redirect),
     path("runs/", views.runs_redirect, name="runs-redirect"),

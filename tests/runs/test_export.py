@@ -107,3 +107,17 @@ def test_the_own_floor_overwrites_a_user_id_instead_of_widening_it(org, member, 
     )
     rows = list(csv.DictReader(io.StringIO(result.body.decode())))
     assert rows and {row["user_id"] for row in rows} == {str(member.pk)}
+
+
+def test_activity_downloads_the_filtered_history_and_explains_a_refusal(client, org, builder, member, history):
+    client.force_login(builder)
+    page = client.get(f"/activity/?{WINDOW}&status=completed").content.decode()
+    assert 'id="download-csv"' in page
+    response = client.get(f"/activity/download/?{WINDOW}&status=completed")
+    rows = _rows(response)
+    assert rows and {row["status"] for row in rows} == {"completed"}
+    assert AuditEntry.objects.get(action="runs.export").details["surface"] == "console"
+    refused = client.get("/activity/download/?status=completed", follow=True)
+    assert "Not exported" in refused.content.decode()
+    client.force_login(member)
+    assert client.get(f"/activity/download/?{WINDOW}").status_code == 403
