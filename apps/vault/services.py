@@ -6,6 +6,7 @@ from cryptography.fernet import Fernet, InvalidToken
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.db.models import ProtectedError
 from django.utils import timezone
 
 from apps.audit.services import record_audit
@@ -80,3 +81,16 @@ def secret_reveal(secret: Secret) -> str:
         raise SecretUnreadable(
             f"secret {secret.pk} does not decrypt with AGENTICOS_VAULT_KEY"
         ) from None
+
+
+@transaction.atomic
+def secret_delete(*, actor, secret: Secret) -> None:
+    """Remove a secret; one a model profile still uses is refused (the profile would break)."""
+    if actor is not None and not has_org_permission(actor, secret.organization, SETTINGS_MANAGE):
+        raise PermissionDenied(f"{SETTINGS_MANAGE} is required")
+    try:
+        record_audit(actor=actor, organization=secret.organization, action="secret.delete", subject=secret,
+                     details={"name": secret.name, "purpose": secret.purpose})
+        secret.delete()
+    except ProtectedError:
+        raise ValidationError({"secret": f"{secret.name} is used by a model profile; pick another key there first"}) from None

@@ -1,0 +1,22 @@
+from rest_framework import serializers
+
+from apps.vault.models import Secret, SecretPurpose
+
+
+class SecretSerializer(serializers.ModelSerializer):
+    """What a secret shows: never its value, only the last characters as a hint."""
+
+    class Meta:
+        model = Secret
+        fields = ["id", "name", "purpose", "hint", "created_at", "rotated_at"]
+        read_only_fields = fields
+
+
+class SecretCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100)
+    purpose = serializers.ChoiceField(choices=SecretPurpose.choices)
+    value = serializers.CharField(write_only=True, trim_whitespace=True, max_length=8192)
+
+
+class SecretRotateSerializer(serializers.Serializer):
+    value = serializers.CharField(write_only=True, trim_whitespace=True, max_length=8192)
