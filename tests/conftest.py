@@ -4,6 +4,8 @@
 neighbour whose owner is the `outsider`; `app_admin` is a deployment superuser in neither.
 """
 
+import os
+
 import pytest
 from rest_framework.test import APIClient
 
@@ -95,3 +97,34 @@ def django_db_setup(django_db_setup, django_db_blocker):
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                 "WHERE datname = current_database() AND pid <> pg_backend_pid()"
             )
+
+
+CHROMIUM = "/usr/bin/chromium"
+# Debian's Chromium, headless, as root, on a machine with no outside network: without the
+# background-networking flags it keeps dialling out and being refused.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture
+def page(monkeypatch):
+    """A page in a real headless Chromium (tests marked `browser`)."""
+    from playwright.sync_api import sync_playwright
+
+    if not os.path.exists(CHROMIUM):
+        pytest.fail(f"{CHROMIUM} is missing: `apt-get install -y chromium` (make test and .ci/run do it)")
+    # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are
+    # ordinary synchronous setup, not code inside that loop. Only for this test.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context()
+        context.set_default_timeout(20_000)
+        yield context.new_page()
+        browser.close()

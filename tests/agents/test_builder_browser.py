@@ -1,7 +1,6 @@
 """The Builder's main path in a real headless Chromium: create an agent, enable a capability,
 set a config value, publish, see a validation error inline, fix it, publish version 2."""
 
-import os
 
 import pytest
 
@@ -9,29 +8,8 @@ from apps.agents.models import Agent, AgentVersion
 from tests.factories import DEFAULT_PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-# Playwright's sync API runs an event loop in this thread; the ORM calls here are ordinary
-# synchronous test setup and assertions, not code running inside that loop.
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
-]
 
 
-@pytest.fixture
-def page():
-    from playwright.sync_api import sync_playwright
-
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(f"{CHROMIUM} is missing: `apt-get install -y chromium`")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context()
-        context.set_default_timeout(15000)
-        yield context.new_page()
-        browser.close()
 
 
 def test_builder_create_enable_configure_publish_refused_fix_publish_v2(page, live_server, org, builder):

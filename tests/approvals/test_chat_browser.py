@@ -2,7 +2,6 @@
 parks on a gated tool, the owner approves it — from the chat's own card, then from the Activity
 approvals tab while the chat stays open — and the chat shows the resumed run finish."""
 
-import os
 
 import pytest
 
@@ -10,18 +9,17 @@ from apps.approvals.models import ToolApproval
 from apps.runs.models import Run
 from tests.runs.conftest import wait_for
 from tests.runs.live import asgi_server  # noqa: F401  (fixture)
-from tests.runs.test_live_browser import page, sign_in  # noqa: F401  (fixture)
+from tests.runs.test_live_browser import sign_in
 
 from .factories import ADD_ONE, gated_agent
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 DONE = "document.getElementById('chat-status').textContent === 'Done.'"
 
 
 def test_a_parked_chat_run_is_approved_from_its_card_and_from_the_queue_and_finishes(
-    page,  # noqa: F811
+    page,
     asgi_server,  # noqa: F811
     celery_worker,
     org,
@@ -84,7 +82,7 @@ def test_a_parked_chat_run_is_approved_from_its_card_and_from_the_queue_and_fini
 
 
 def test_a_parked_run_reopened_after_a_reload_shows_one_card_and_finishes_when_approved(
-    page,  # noqa: F811
+    page,
     asgi_server,  # noqa: F811
     celery_worker,
     org,
@@ -119,7 +117,7 @@ def test_a_parked_run_reopened_after_a_reload_shows_one_card_and_finishes_when_a
 
 
 def test_the_person_asked_answers_the_question_card_and_the_chat_shows_the_run_finish(
-    page,  # noqa: F811
+    page,
     asgi_server,  # noqa: F811
     celery_worker,
     org,

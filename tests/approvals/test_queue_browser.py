@@ -1,7 +1,6 @@
 """In headless Chromium: a run parks on a gated tool, the owner approves it from the queue, and
 the run finishes (resumed on a real Celery worker)."""
 
-import os
 import time
 
 import pytest
@@ -14,29 +13,8 @@ from .conftest import wait_for
 from .factories import ADD_ONE, gated_agent
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
-@pytest.fixture
-def page():
-    from playwright.sync_api import sync_playwright
-
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(f"{CHROMIUM} is missing: `apt-get install -y chromium`")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser.new_context().new_page()
-        browser.close()
 
 
 def test_the_owner_approves_a_parked_run_from_the_queue_and_it_finishes(

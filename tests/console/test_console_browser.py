@@ -1,41 +1,14 @@
 """The console's main path in a real headless Chromium: log in, switch organization, change the
 budget as owner, be refused as member."""
 
-import os
 
 import pytest
 
 from tests.factories import DEFAULT_PASSWORD, MembershipFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-# Playwright's sync API runs an event loop in this thread; the ORM calls below are ordinary
-# synchronous test setup, not code running inside that loop.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
-@pytest.fixture
-def page():
-    from playwright.sync_api import sync_playwright
-
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(
-            f"{CHROMIUM} is missing: `apt-get install -y chromium` (make test / .ci/run do it)"
-        )
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context()
-        yield context.new_page()
-        browser.close()
 
 
 def _log_in(page, live_server, email):

@@ -3,7 +3,6 @@ organization, ask the AgenticOS template agent for a chart of three numbers and 
 live from the frames, and again after a reload from the stored data."""
 
 import json
-import os
 
 import pytest
 
@@ -14,10 +13,9 @@ from tests.factories import UserFactory
 
 from .conftest import wait_for
 from .live import asgi_server  # noqa: F401  (fixture)
-from .test_live_browser import page, sign_in  # noqa: F401  (fixture)
+from .test_live_browser import sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 CHART = {
     "title": "Three numbers",
@@ -28,7 +26,7 @@ CHART = {
 
 
 def test_a_fresh_organizations_agent_draws_a_chart_in_chat(
-    page,  # noqa: F811
+    page,
     asgi_server,  # noqa: F811
     celery_worker,
 ):

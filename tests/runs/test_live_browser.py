@@ -2,7 +2,6 @@
 with a real Celery worker: send a message on the offline model and watch the answer and its cost
 stream in; then open Activity, sort by Took, and open a run's detail."""
 
-import os
 import re
 
 import pytest
@@ -15,33 +14,8 @@ from .factories import published_agent
 from .live import asgi_server  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-# Playwright's sync API runs an event loop in this thread; the ORM calls here are ordinary
-# synchronous test setup and assertions, not code running inside that loop.
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
-@pytest.fixture
-def page():
-    from playwright.sync_api import sync_playwright
-
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(f"{CHROMIUM} is missing: `apt-get install -y chromium`")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context()
-        context.set_default_timeout(20000)
-        yield context.new_page()
-        browser.close()
 
 
 def sign_in(page, base, user):
