@@ -242,3 +242,19 @@ def audit_export(*, user, organization, params, surface: str) -> ExportResult:
         organization=organization,
         surface=surface,
     )
+
+
+def console_download(request, export, *, page_url: str):
+    """A console download: the file, or back to the page it came from with the refusal said in
+    words (a missing date, too many rows) and the page's filters kept."""
+    from django.contrib import messages
+    from django.shortcuts import redirect
+
+    try:
+        result = export(user=request.user, organization=request.organization, params=request.GET, surface="console")
+    except ValidationError as error:
+        messages.error(request, "Not exported: " + " ".join(error.messages))
+        query = request.GET.copy()
+        query.pop("fmt", None)
+        return redirect(f"{page_url}?{query.urlencode()}")
+    return result.response()

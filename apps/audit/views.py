@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 
 from apps.orgs.permissions import AUDIT_READ, has_org_permission
 
-from .exports import EXPORT_ROW_LIMIT, audit_export
+from .exports import EXPORT_ROW_LIMIT, audit_export, console_download
 from .forms import ImpersonationForm
 from .impersonation import ImpersonationRefused, impersonation_start, impersonation_stop
 from .selectors import (
@@ -74,17 +74,8 @@ def audit_log(request):
 
 @login_required
 def audit_download(request):
-    organization = _readable_organization(request)
-    try:
-        result = audit_export(
-            user=request.user, organization=organization, params=request.GET, surface="console"
-        )
-    except ValidationError as error:
-        messages.error(request, "Not exported: " + " ".join(error.messages))
-        query = request.GET.copy()
-        query.pop("fmt", None)
-        return redirect(f"{reverse('audit:log')}?{query.urlencode()}")
-    return result.response()
+    _readable_organization(request)
+    return console_download(request, audit_export, page_url=reverse("audit:log"))
 
 
 @login_required

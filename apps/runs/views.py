@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
@@ -27,6 +26,7 @@ from django.views.decorators.http import require_POST
 from apps.approvals import selectors as approval_selectors
 from apps.approvals.choices import ApprovalMode
 from apps.approvals.views import queue_context
+from apps.audit.exports import console_download
 from apps.capabilities.tools.chart_svg import render_chart_svg
 from apps.capabilities.tools.charts import chart_artifact
 from apps.orgs import permissions as perms
@@ -311,17 +311,13 @@ def activity(request):
 def activity_download(request):
     """The run history as shown, as CSV (seed 003, "Exportar a CSV"): runs:view, both ends of the
     date range, at most 10,000 rows, audited before the file leaves."""
-    organization = _organization(request)
-    if not perms.has_org_permission(request.user, organization, perms.RUNS_VIEW):
+    if not perms.has_org_permission(request.user, _organization(request), perms.RUNS_VIEW):
         raise PermissionDenied
-    try:
-        result = runs_export(
-            user=request.user, organization=organization, params=_history_params(request), surface="console"
-        )
-    except ValidationError as error:
-        messages.error(request, "Not exported: " + " ".join(error.messages))
-        return redirect(f"{reverse('runs:activity')}?{request.GET.urlencode()}")
-    return result.response()
+
+    def export(**kwargs):
+        return runs_export(**{**kwargs, "params": _history_params(request)})
+
+    return console_download(request, export, page_url=reverse("runs:activity"))
 
 
 def _window_only(query, **extra) -> str:

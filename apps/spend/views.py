@@ -10,10 +10,11 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 
+from apps.audit.exports import console_download
 from apps.orgs.permissions import RUNS_VIEW, has_org_permission
 
 from .aggregates import SpendScope, spend_overview
@@ -87,14 +88,5 @@ def spend_page(request):
 
 @login_required
 def spend_download(request):
-    organization = _readable_organization(request)
-    try:
-        result = spend_export(
-            user=request.user, organization=organization, params=request.GET, surface="console"
-        )
-    except ValidationError as error:
-        messages.error(request, "Not exported: " + " ".join(error.messages))
-        query = request.GET.copy()
-        query.pop("fmt", None)
-        return redirect(f"{reverse('spend:page')}?{query.urlencode()}")
-    return result.response()
+    _readable_organization(request)
+    return console_download(request, spend_export, page_url=reverse("spend:page"))
