@@ -49,6 +49,8 @@ from apps.agents.models import AgentStatus
 from apps.approvals import parking
 from apps.approvals.gate import ApprovalGate, ApprovalModeRefused, gate_for_run
 from apps.capabilities.tools import contributions, planning
+from apps.capabilities.tools.chart_svg import render_chart_svg
+from apps.capabilities.tools.charts import chart_artifact
 from apps.capabilities.tools.failures import LastAttemptArguments
 from apps.memory.selectors import context_files_for_run
 from apps.spend.guard import BudgetGuard, RequestRecord, RunMeter
@@ -359,14 +361,17 @@ def _tool_event_frame(event, send) -> None:
         )
     elif isinstance(event, FunctionToolResultEvent):
         part = event.part
-        send(
-            {
-                "type": "tool_result",
-                "tool_name": part.tool_name,
-                "tool_call_id": part.tool_call_id,
-                "content": part.model_response_str(),
-            }
-        )
+        frame = {
+            "type": "tool_result",
+            "tool_name": part.tool_name,
+            "tool_call_id": part.tool_call_id,
+            "content": part.model_response_str(),
+        }
+        chart = chart_artifact(getattr(part, "metadata", None))
+        if chart is not None:
+            # Drawn here, escaped, so a browser inserts it as is (the same drawing as on reload).
+            frame["chart_svg"] = render_chart_svg(chart)
+        send(frame)
 
 
 # --- outcomes -----------------------------------------------------------------------------------
