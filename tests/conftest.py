@@ -83,6 +83,26 @@ def client_for():
     return make
 
 
+@pytest.fixture(autouse=True)
+def no_real_model_requests():
+    """No test reaches a real model provider; the offline model (a FunctionModel) is unaffected."""
+    from pydantic_ai import models
+
+    previous = models.ALLOW_MODEL_REQUESTS
+    models.ALLOW_MODEL_REQUESTS = False
+    yield
+    models.ALLOW_MODEL_REQUESTS = previous
+
+
+@pytest.fixture
+def allow_local_model_requests(no_real_model_requests):
+    """For tests against the OpenAI-compatible server they start on 127.0.0.1."""
+    from pydantic_ai import models
+
+    models.ALLOW_MODEL_REQUESTS = True
+    yield
+
+
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker):
     """The test database, with stray connections closed before it is dropped: a thread of a

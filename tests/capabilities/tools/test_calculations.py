@@ -1,12 +1,9 @@
 """code_execution: run_python in pydantic-monty, with per-agent time and memory limits."""
 
-from pydantic_ai import models
 
 from apps.capabilities.tools.calculations import OUTPUT_LIMIT, run_program
 
 from .helpers import build, call, run_agent, tool_returns
-
-models.ALLOW_MODEL_REQUESTS = False
 
 
 def run(code, config=None, *, attempts=1):

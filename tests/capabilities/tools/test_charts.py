@@ -1,14 +1,11 @@
 """charts: create_chart validates columns and returns a chart artifact the console can redraw."""
 
 import pytest
-from pydantic_ai import models
 
 from apps.capabilities.tools.charts import ARTIFACT_METADATA, Series, chart_artifact, validate_chart
 from apps.capabilities.tools.failures import WrongArguments
 
 from .helpers import build, call, run_agent, tool_returns, toolset_context
-
-models.ALLOW_MODEL_REQUESTS = False
 
 THREE = {
     "title": "Q1 sales",

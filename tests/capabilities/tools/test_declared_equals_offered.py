@@ -5,7 +5,6 @@ offered set is read from what a real model request carries, not from the toolset
 """
 
 import pytest
-from pydantic_ai import models
 
 from apps.capabilities.registry import get_capability
 from apps.capabilities.tool_text import has_tool_text_shape, split_tool_text
@@ -14,8 +13,6 @@ from apps.capabilities.tools._toolsets import TOOL_ID_METADATA
 from apps.runs.toolsets import toolset_builder
 
 from .helpers import build, run_agent, toolset_context
-
-models.ALLOW_MODEL_REQUESTS = False
 
 LINKED = [{"name": "Escalation matrix", "body": "Billing → Ana", "mode": "link"}]
 INJECTED = [{"name": "Glossary", "body": "ARR: annual recurring revenue", "mode": "inject"}]

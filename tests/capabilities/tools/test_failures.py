@@ -1,15 +1,13 @@
 """One way for a tool to fail (seed 000, "Un error, un resultado y un rechazo")."""
 
 import pytest
-from pydantic_ai import Agent, models
+from pydantic_ai import Agent
 from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.toolsets import FunctionToolset
 
 from apps.capabilities.tools.failures import LastAttemptArguments, refusal
 
 from .helpers import Script, build, call, run_agent, tool_returns
-
-models.ALLOW_MODEL_REQUESTS = False
 
 SHORT_SERIES = call(
     "create_chart",

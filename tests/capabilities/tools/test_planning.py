@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from pydantic_ai import Agent, models
+from pydantic_ai import Agent
 from pydantic_ai.messages import CachePoint, ModelRequest, UserPromptPart
 
 from apps.capabilities.tools import contributions
@@ -17,8 +17,6 @@ from apps.capabilities.tools.planning import (
 )
 
 from .helpers import Script, build, call, tool_returns, toolset_context
-
-models.ALLOW_MODEL_REQUESTS = False
 
 THREE_STEPS = [
     {"id": "a", "content": "Collect the numbers", "status": "completed"},

@@ -9,7 +9,7 @@ capabilities, and the plan seeded before and written back after each turn.
 import json
 from datetime import UTC, datetime
 
-from pydantic_ai import Agent, models
+from pydantic_ai import Agent
 
 from apps.capabilities.tools import contributions
 from apps.capabilities.tools.failures import LastAttemptArguments
@@ -18,8 +18,6 @@ from apps.runs.offline import OfflineModel
 from apps.runs.toolsets import ToolsetContext, toolset_builder
 
 from .helpers import tool_returns
-
-models.ALLOW_MODEL_REQUESTS = False
 
 
 def prepare(bindings, extras, *, history=None):
