@@ -3,10 +3,11 @@ through Celery with two worker processes, on the offline model.
 
 Overhead: the same 20-request FunctionModel script (the offline model's ``/steps 19``) run bare —
 pydantic-ai's own ``Agent.iter`` loop, streaming every node, nothing else — and governed — the
-runner's ``drive()`` with the budget guard (reserve + priced settle on the locked counters), the
-cost and text frames published to Redis, and the cancel watcher. The difference divided by the
-20 requests is the governance overhead per model request. The guard's own time around each
-request is reported too, request by request.
+runner's ``drive()`` with the budget guard (a reservation on the locked counters before each
+request — usually made ahead by the previous request's booking — and the priced booking of each
+response in the ledger), the cost and text frames published to Redis, and the cancel watcher. The
+difference divided by the 20 requests is the governance overhead per model request. The time the
+guard adds on each request's own path is reported too, request by request.
 
 Throughput: N runs created through the service (as the API does), executed by two separate
 ``celery worker`` processes (solo pool) against the same PostgreSQL and Redis.
@@ -74,7 +75,7 @@ def test_governance_overhead_per_model_request(cast):
     org, user, agent = cast
     prompt = f"/steps {STEPS - 1}"
 
-    # Time inside the guard, request by request (reserve + settle + the cost frame).
+    # Time the guard adds on each request's path (the booking itself runs beside the run).
     guard_times: list[float] = []
     original = guard_module.BudgetGuard.wrap_model_request
 
@@ -114,6 +115,7 @@ def test_governance_overhead_per_model_request(cast):
             governed = time.perf_counter() - started
         finally:
             guard_module.BudgetGuard.wrap_model_request = original
+            frames.close()
         assert len(prepared.meter.records) == STEPS
         if index >= 3:
             bare_times.append(bare)
@@ -136,7 +138,8 @@ def test_governance_overhead_per_model_request(cast):
     )
     print(
         f"  inside the guard      median {statistics.median(guard_ms):.3f} ms, p99 {_p99(guard_ms):.3f} ms "
-        f"per request over {len(guard_ms)} requests (reserve + settle + cost frame)"
+        f"per request over {len(guard_ms)} requests (on the request's path: the estimate, the wait for the "
+        "previous booking, a reservation when the one made ahead does not cover the request)"
     )
 
 

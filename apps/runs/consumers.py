@@ -22,8 +22,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import parse_qs
 
+import psycopg
 import redis.asyncio as aioredis
 from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
@@ -31,13 +34,18 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.db import connection as db_connection
+from psycopg.types.numeric import Int8
 
 from apps.orgs.middleware import SESSION_KEY
+from apps.orgs.models import ApiKey, Membership, User
+from apps.orgs.permissions import ROLE_PERMISSIONS, RUNS_VIEW
 from apps.orgs.selectors import default_organization_for_user, organization_for_user
+from apps.spend.services import PREPARE_ONLY_WHEN_ASKED
 
 from . import selectors
 from .choices import TERMINAL_STATUSES
 from .events import conversation_key, stream_key
+from .models import Conversation, Run
 
 logger = logging.getLogger(__name__)
 
@@ -81,36 +89,148 @@ def _organization_for(scope):
     return organization or default_organization_for_user(user)
 
 
-def _check(fn, /, **kwargs) -> bool:
-    """Run an access check on a pooled thread's own database connection, kept open between sends.
+def _check(fn, /, *args, **kwargs) -> bool:
+    """Run an access check on the access thread's database connection, kept open between sends.
 
     ``database_sync_to_async`` closes and reopens the connection around every call (CONN_MAX_AGE
     is 0): a new PostgreSQL connection before every batch of frames costs tens of milliseconds.
     A connection that went away is closed and the check asked once more on a new one.
     """
     try:
-        return fn(**kwargs)
-    except (OperationalError, InterfaceError):
+        return fn(*args, **kwargs)
+    except (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError):
         db_connection.close()
-        return fn(**kwargs)
+        return fn(*args, **kwargs)
 
 
-_checked = sync_to_async(_check, thread_sensitive=False)
+# --- the re-check between sends: one prepared statement ------------------------------------------
+#
+# The same conditions as selectors.run_followable / conversation_followable (which decide on
+# connect), written once as SQL so the re-check asked while frames flow costs one prepared
+# statement (~0.2 ms) instead of building and compiling the ORM query (~8 ms of Python on the
+# server's event-loop process, which delayed every frame behind it). Only table names (from the
+# models) are formatted in; every value is a bound parameter. tests/runs/test_consumer.py asserts
+# both forms agree for every persona.
+_STILL_IN = """
+    (EXISTS (SELECT 1 FROM {user} u WHERE u.id = %(user)s AND u.is_active AND u.is_superuser)
+     OR EXISTS (SELECT 1 FROM {membership} m JOIN {user} u ON u.id = m.user_id
+                WHERE m.organization_id = %(organization)s AND m.user_id = %(user)s AND u.is_active))
+    AND (%(api_key)s::bigint IS NULL
+         OR EXISTS (SELECT 1 FROM {api_key} k WHERE k.id = %(api_key)s AND k.revoked_at IS NULL))
+"""
+_RUN_FOLLOWABLE_SQL = (
+    """
+SELECT EXISTS (
+    SELECT 1 FROM {run} r
+    WHERE r.id = %(subject)s AND r.organization_id = %(organization)s
+    AND """
+    + _STILL_IN
+    + """
+    AND (r.user_id = %(user)s
+         OR EXISTS (SELECT 1 FROM {user} u WHERE u.id = %(user)s AND u.is_superuser)
+         OR EXISTS (SELECT 1 FROM {membership} m WHERE m.organization_id = %(organization)s
+                    AND m.user_id = %(user)s AND m.role = ANY(%(viewing_roles)s)))
+)
+"""
+)
+_CONVERSATION_FOLLOWABLE_SQL = (
+    """
+SELECT EXISTS (
+    SELECT 1 FROM {conversation} c
+    WHERE c.id = %(subject)s AND c.organization_id = %(organization)s AND c.user_id = %(user)s
+    AND """
+    + _STILL_IN
+    + """
+)
+"""
+)
+_TABLES = {
+    "run": Run._meta.db_table,
+    "conversation": Conversation._meta.db_table,
+    "user": User._meta.db_table,
+    "membership": Membership._meta.db_table,
+    "api_key": ApiKey._meta.db_table,
+}
+RUN_FOLLOWABLE_SQL = _RUN_FOLLOWABLE_SQL.format(**{k: f'"{v}"' for k, v in _TABLES.items()})
+CONVERSATION_FOLLOWABLE_SQL = _CONVERSATION_FOLLOWABLE_SQL.format(
+    **{k: f'"{v}"' for k, v in _TABLES.items()}
+)
+# The roles that read every run of the organization (runs:view), from the permission table.
+VIEWING_ROLES = [str(role) for role, granted in ROLE_PERMISSIONS.items() if RUNS_VIEW in granted]
+
+
+def still_followable(
+    sql: str, *, user_id: int, organization_id: int, subject_id: int, api_key_id: int | None
+) -> bool:
+    """Ask one of the statements above on this thread's connection, prepared server-side once per
+    connection (psycopg's ``prepare=True`` with server-side binding), in autocommit: every answer
+    reads what was committed when it was asked."""
+    db_connection.ensure_connection()
+    raw = db_connection.connection
+    if raw.prepare_threshold is None:
+        # Django turns psycopg's preparation off (which also ignores prepare=True): prepare only
+        # what asks for it (Django's own cursors bind client-side and are never prepared).
+        raw.prepare_threshold = PREPARE_ONLY_WHEN_ASKED
+    with psycopg.Cursor(raw) as cursor:
+        cursor.execute(
+            sql,
+            {
+                "user": Int8(user_id),
+                "organization": Int8(organization_id),
+                "subject": Int8(subject_id),
+                "api_key": None if api_key_id is None else Int8(api_key_id),
+                "viewing_roles": VIEWING_ROLES,
+            },
+            prepare=True,
+        )
+        return bool(cursor.fetchone()[0])
+
+
+# Every access check of this process runs on one thread, so on one database connection that stays
+# open while any socket follows frames: a socket's first check after connect (and every later one)
+# is one query on a warm connection, never a new connection in a fresh pool thread (which cost a
+# socket's first frame 30-60 ms). The connection is closed when the last socket leaves, so an idle
+# server holds none. One thread answers ~1,000 checks a second; a socket asks a few a second.
+_access_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="frames-access")
+_checked = sync_to_async(_check, thread_sensitive=False, executor=_access_executor)
+_followers_lock = threading.Lock()
+_followers = 0
+
+
+def _follower_joined() -> None:
+    global _followers
+    with _followers_lock:
+        _followers += 1
+
+
+def _follower_left() -> None:
+    global _followers
+    with _followers_lock:
+        _followers -= 1
+        last = _followers == 0
+    if last:
+        # Queued behind any check still in flight; a socket arriving meanwhile reconnects.
+        _access_executor.submit(db_connection.close)
 
 
 # A send goes out under a "yes" at most this old; otherwise it waits for a fresh answer.
 ACCESS_FRESH_SECONDS = 0.25
+# While frames flow, a new check is started once the answer in hand is this old: well before it
+# goes stale, so the next batch rarely waits for the database.
+ACCESS_REFRESH_SECONDS = 0.1
 
 
 class AccessCheck:
     """ "May this caller still follow?" — asked continuously while frames flow.
 
-    Before every send the consumer asks ``allowed()``. A check is always in flight after a send,
-    so the database round trip runs while the consumer waits for the next frames instead of
-    between the worker's XADD and the client; a send goes out only under a "yes" answered at
-    most ACCESS_FRESH_SECONDS ago (otherwise it waits for the check in flight, or a new one), and
-    a "no" ends the stream before the frames in hand are sent. So losing access stops the stream
-    within a quarter of a second of the change, at the latest at the next send.
+    Before every send the consumer asks ``allowed()``. After a send a new check starts once the
+    answer in hand is ACCESS_REFRESH_SECONDS old (``refresh()``), so the database round trip runs
+    while the consumer waits for the next frames instead of between the worker's XADD and the
+    client, a few times a second rather than once per batch. A send goes out only under a "yes"
+    answered at most ACCESS_FRESH_SECONDS ago (otherwise it waits for the check in flight, or a
+    new one), and a "no" ends the stream before the frames in hand are sent. So losing access
+    stops the stream within a quarter of a second of the change (plus one check's duration), at
+    the latest at the next send.
     """
 
     def __init__(self, ask) -> None:
@@ -127,6 +247,13 @@ class AccessCheck:
         if self.pending is None:
             self.pending = asyncio.create_task(self._timed())
 
+    def refresh(self) -> None:
+        """After a send: ask again only once the answer in hand is getting old, so a busy stream
+        costs a few checks per second, not one per batch, and the next batch still finds a
+        "yes" younger than ACCESS_FRESH_SECONDS ready."""
+        if asyncio.get_running_loop().time() - self.answered_at >= ACCESS_REFRESH_SECONDS:
+            self.start()
+
     async def _settle(self) -> None:
         self.answer, self.answered_at = await self.pending
         self.pending = None
@@ -140,7 +267,7 @@ class AccessCheck:
             self.answer
             and asyncio.get_running_loop().time() - self.answered_at <= ACCESS_FRESH_SECONDS
         ):
-            self.start()  # keep the next answer coming
+            self.refresh()  # keep the next answer coming
             return True
         self.start()
         await self._settle()
@@ -172,6 +299,7 @@ class _FramesConsumer(AsyncWebsocketConsumer):
 
     follower: asyncio.Task | None = None
     redis: aioredis.Redis | None = None
+    joined = False  # counted among the sockets holding the access connection open
 
     async def _caller(self) -> bool:
         user = self.scope.get("user")
@@ -185,6 +313,8 @@ class _FramesConsumer(AsyncWebsocketConsumer):
         self.user_id = user.pk
         self.organization_id = organization.pk
         self.api_key_id = self.scope.get("api_key_id")
+        _follower_joined()
+        self.joined = True
         return True
 
     async def _start(self, follow) -> None:
@@ -212,6 +342,9 @@ class _FramesConsumer(AsyncWebsocketConsumer):
                 pass
         if self.redis is not None:
             await self.redis.aclose()
+        if self.joined:
+            self.joined = False
+            _follower_left()
 
     async def receive(self, text_data=None, bytes_data=None) -> None:
         # The socket is one-way; a client's keep-alive text is answered so it can measure the link.
@@ -239,6 +372,7 @@ class RunFramesConsumer(_FramesConsumer):
         await self._start(self._follow)
 
     async def _allowed(self) -> bool:
+        """On connect: the selector, the one scoped read path."""
         return await _checked(
             selectors.run_followable,
             user_id=self.user_id,
@@ -247,10 +381,21 @@ class RunFramesConsumer(_FramesConsumer):
             api_key_id=self.api_key_id,
         )
 
+    async def _still_allowed(self) -> bool:
+        """Between sends: the same question as one prepared statement."""
+        return await _checked(
+            still_followable,
+            RUN_FOLLOWABLE_SQL,
+            user_id=self.user_id,
+            organization_id=self.organization_id,
+            subject_id=self.run_id,
+            api_key_id=self.api_key_id,
+        )
+
     async def _follow(self) -> None:
         key = stream_key(self.run_id)
         last = self.after
-        self.access = AccessCheck(self._allowed)
+        self.access = AccessCheck(self._still_allowed)
         while True:
             reply = await self.redis.xread({key: f"{last}-0"}, count=BATCH, block=BLOCK_MS)
             if not reply:
@@ -269,7 +414,7 @@ class RunFramesConsumer(_FramesConsumer):
                 if _is_terminal(json.loads(raw)):
                     await self.close(code=1000)
                     return
-            self.access.start()
+            self.access.refresh()
 
     async def _ended_quietly(self, key: str, last: int) -> bool:
         """Nothing new for a while: close if the run is finished and the client has it all, or
@@ -321,11 +466,23 @@ class ConversationFramesConsumer(_FramesConsumer):
         await self._start(self._follow)
 
     async def _allowed(self) -> bool:
+        """On connect: the selector, the one scoped read path."""
         return await _checked(
             selectors.conversation_followable,
             user_id=self.user_id,
             organization_id=self.organization_id,
             conversation_id=self.conversation_id,
+            api_key_id=self.api_key_id,
+        )
+
+    async def _still_allowed(self) -> bool:
+        """Between sends: the same question as one prepared statement."""
+        return await _checked(
+            still_followable,
+            CONVERSATION_FOLLOWABLE_SQL,
+            user_id=self.user_id,
+            organization_id=self.organization_id,
+            subject_id=self.conversation_id,
             api_key_id=self.api_key_id,
         )
 
@@ -340,7 +497,7 @@ class ConversationFramesConsumer(_FramesConsumer):
         )
         cursors = {run_id: (self.after if run_id == self.after_run else 0) for run_id in run_ids}
         finished: set[int] = set()
-        self.access = AccessCheck(self._allowed)
+        self.access = AccessCheck(self._still_allowed)
         while True:
             streams = {announcements: announced_after}
             streams.update({stream_key(run_id): f"{seq}-0" for run_id, seq in cursors.items()})
@@ -368,4 +525,4 @@ class ConversationFramesConsumer(_FramesConsumer):
                         finished.add(run_id)
                         cursors.pop(run_id, None)
                         break
-            self.access.start()
+            self.access.refresh()

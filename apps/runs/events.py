@@ -8,6 +8,8 @@ connects after the run ended still receives the whole stream and the terminal fr
 from __future__ import annotations
 
 import json
+import weakref
+from collections import deque
 from typing import Literal, TypedDict
 
 import redis
@@ -110,7 +112,19 @@ def _redis() -> redis.Redis:
 
 
 class FramePublisher:
-    """Appends one run's frames, numbering them. One writer per run at a time (its worker)."""
+    """Appends one run's frames, numbering them. One writer per run at a time (its worker).
+
+    A send writes its XADD on the publisher's own Redis connection and returns without waiting for
+    the reply: the frame is on its way to Redis (and to the followers blocked in XREAD) at once,
+    and the worker pays one socket write per frame instead of a round trip. Replies are read
+    later — those already arrived at each send, all of them in ``flush()`` and ``close()`` — so a
+    frame Redis refuses is still an error, raised by the send or flush that reads its reply. Redis
+    handles one connection's commands in order, so frames are stored in ``seq`` order.
+
+    Contract: a frame is stored once ``flush()`` or ``close()`` returned. Code that reads the
+    stream on another connection right after sending (a test; a resumed segment's publisher)
+    flushes first: another connection's read is not ordered after this one's unacknowledged writes.
+    """
 
     def __init__(self, run_id: int) -> None:
         self.run_id = run_id
@@ -120,20 +134,76 @@ class FramePublisher:
         # not the length: the stream is capped, so its length stops counting frames).
         newest = self.client.xrevrange(self.key, count=1)
         self.seq = _seq_of(newest[0][0]) if newest else 0
+        pool = self.client.connection_pool
+        self._connection = pool.connection_class(**pool.connection_kwargs)
+        self._connection.connect()
+        weakref.finalize(self, self._connection.disconnect)
+        # Frames written whose reply is not read yet, oldest first: (seq, payload).
+        self._unacknowledged: deque[tuple[int, str]] = deque()
 
     def send(self, frame: dict) -> None:
         self.seq += 1
-        payload = {**frame, "seq": self.seq, "run_id": self.run_id}
-        self.client.xadd(
-            self.key,
-            {"frame": json.dumps(payload, default=str)},
-            id=f"{self.seq}-0",
-            maxlen=FRAME_STREAM_MAXLEN,
-            approximate=True,
-        )
+        payload = json.dumps({**frame, "seq": self.seq, "run_id": self.run_id}, default=str)
+        self._read_replies(wait=False)
+        self._unacknowledged.append((self.seq, payload))
+        try:
+            self._connection.send_packed_command(
+                [self._packed_xadd(self.seq, payload)], check_health=False
+            )
+        except (redis.ConnectionError, redis.TimeoutError):
+            self._rewrite_unacknowledged()
+
+    def flush(self) -> None:
+        """Wait until Redis has stored every frame sent so far (or raise the error it answered)."""
+        self._read_replies(wait=True)
 
     def close(self) -> None:
+        try:
+            self.flush()
+        finally:
+            self._connection.disconnect()
         self.client.expire(self.key, FRAME_RETENTION_SECONDS)
+
+    def _xadd(self, seq: int, payload: str) -> tuple:
+        return ("XADD", self.key, "MAXLEN", "~", FRAME_STREAM_MAXLEN, f"{seq}-0", "frame", payload)
+
+    def _packed_xadd(self, seq: int, payload: str) -> bytes:
+        # The same command as _xadd in Redis's wire format (RESP), encoded directly: redis-py's
+        # generic packer costs more than the socket write it prepares.
+        parts = [
+            arg if isinstance(arg, bytes) else str(arg).encode() for arg in self._xadd(seq, payload)
+        ]
+        return b"".join(
+            [b"*%d\r\n" % len(parts), *(b"$%d\r\n%s\r\n" % (len(part), part) for part in parts)]
+        )
+
+    def _read_replies(self, *, wait: bool) -> None:
+        try:
+            while self._unacknowledged and (wait or self._connection.can_read(timeout=0)):
+                try:
+                    self._connection.read_response()
+                except redis.ResponseError:
+                    # An error reply is this frame's own refusal: raised, and not written again.
+                    self._unacknowledged.popleft()
+                    raise
+                self._unacknowledged.popleft()
+        except (redis.ConnectionError, redis.TimeoutError):
+            self._rewrite_unacknowledged()
+
+    def _rewrite_unacknowledged(self) -> None:
+        """The connection broke with frames whose fate is unknown: write them again through the
+        client (which reconnects and retries). Redis stores a connection's commands in order, so
+        the frames it already has are the oldest ones, and their second XADD is refused as not
+        newer than the stream's top — the only refusal expected here."""
+        self._connection.disconnect()  # the next send reconnects it
+        while self._unacknowledged:
+            seq, payload = self._unacknowledged[0]
+            try:
+                self.client.execute_command(*self._xadd(seq, payload))
+            except redis.ResponseError as exc:
+                if "equal or smaller" not in str(exc):
+                    raise
+            self._unacknowledged.popleft()
 
 
 def _seq_of(entry_id) -> int:

@@ -14,6 +14,7 @@ that spend on a run's behalf (embeddings, a compaction summary) book against
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import datetime as dt
 from dataclasses import dataclass, field
@@ -27,11 +28,14 @@ from pydantic_ai.messages import ModelResponse
 from . import services
 from .models import BudgetScope, EntryKind
 from .pricing import price_usage
-from .tokens import messages_chars, tokens_for, tool_definitions_chars
+from .tokens import CHARS_PER_TOKEN, messages_chars, tokens_for, tool_definitions_chars
 
 # What a request's answer is assumed to cost before it exists, when the request names no
 # max_tokens: the reservation other runs see while it is in flight.
 OUTPUT_RESERVE_TOKENS = 256
+# Room for tool results in the reservation made ahead of a run's next request: when the results
+# are longer, the next request tops its reservation up before it is sent (one more round trip).
+AHEAD_INPUT_TOKENS = 512
 
 _current_meter: contextvars.ContextVar[RunMeter | None] = contextvars.ContextVar("agenticos_meter", default=None)
 
@@ -66,6 +70,16 @@ class RunMeter:
     agent_limit_usd: Decimal | None
     org_limit_usd: Decimal | None
     records: list[RequestRecord] = field(default_factory=list)
+    # What is reserved on the counters for this run's request in flight or next request: the
+    # estimate of a request being sent, or the reservation made ahead when the previous one was
+    # settled (see BudgetGuard). Always released or settled before the run ends.
+    held_usd: Decimal = Decimal("0")
+    # The reservation ahead was refused: the next request asks again before it is sent.
+    refused_ahead: bool = False
+    # Characters of the latest request's input, to size the reservation ahead of the next one.
+    _last_input_chars: int = 0
+    _max_tokens: int = OUTPUT_RESERVE_TOKENS
+    _counted: dict = field(default_factory=dict, repr=False)
     _month: dt.date | None = None
     _caps: list[services.Cap] = field(default_factory=list)
 
@@ -99,22 +113,69 @@ class RunMeter:
             self._month = month
         return self._caps
 
-    # -- the guard's three moves -----------------------------------------------------------
+    # -- the guard's moves ------------------------------------------------------------------
 
     def estimate(self, request_context: Any) -> Decimal:
         params = request_context.model_request_parameters
-        chars = messages_chars(request_context.messages) + tool_definitions_chars(params.function_tools)
+        chars = self._messages_chars(request_context.messages) + tool_definitions_chars(params.function_tools)
         chars += sum(len(getattr(part, "content", "") or "") for part in (params.instruction_parts or ()))
-        max_tokens = (request_context.model_settings or {}).get("max_tokens") or OUTPUT_RESERVE_TOKENS
-        return price_usage(self.provider, self.model_name, tokens_for(chars), max_tokens).cost_usd
+        self._last_input_chars = chars
+        self._max_tokens = (request_context.model_settings or {}).get("max_tokens") or OUTPUT_RESERVE_TOKENS
+        return price_usage(self.provider, self.model_name, tokens_for(chars), self._max_tokens).cost_usd
+
+    def _messages_chars(self, messages) -> int:
+        # A run's history only grows and a sent message keeps its parts: each message is counted
+        # once (kept by identity, with the message itself so the id cannot be reused, and counted
+        # again if its parts change), not again before every later request.
+        total = 0
+        for message in messages:
+            known = self._counted.get(id(message))
+            if known is None or known[0] is not message or known[1] != len(message.parts):
+                known = self._counted[id(message)] = (message, len(message.parts), messages_chars([message]))
+            total += known[2]
+        return total
+
+    def covered(self, estimate_usd: Decimal) -> bool:
+        """Does the reservation already held (made ahead, in this month's counters) cover this
+        request? Then it may be sent without another round trip: its admission was decided when
+        that reservation was made, and it has been visible to every other run since."""
+        return (
+            not self.refused_ahead
+            and self._month == services.month_of()
+            and self.held_usd > 0
+            and estimate_usd <= self.held_usd
+        )
 
     def reserve(self, estimate_usd: Decimal) -> None:
-        services.budget_reserve(self._counters(), estimate_usd)
+        """Reserve this request's estimate (replacing anything held for it), or raise BudgetExceeded."""
+        caps_before = self._caps
+        caps = self._counters()
+        if caps is not caps_before and self.held_usd:
+            # The run crossed into a new month: what it held is in last month's counters.
+            services.budget_release([cap.counter_id for cap in caps_before], self.held_usd)
+            self.held_usd = Decimal("0")
+        services.budget_reserve(caps, estimate_usd, held_usd=self.held_usd)
+        self.held_usd = estimate_usd
+        self.refused_ahead = False
 
-    def release(self, estimate_usd: Decimal) -> None:
-        services.budget_release([cap.counter_id for cap in self._caps], estimate_usd)
+    def release(self) -> None:
+        """Give back whatever is held (a request that failed, a reservation ahead never used)."""
+        if self.held_usd:
+            services.budget_release([cap.counter_id for cap in self._caps], self.held_usd)
+            self.held_usd = Decimal("0")
 
-    def settle(self, response: ModelResponse, estimate_usd: Decimal) -> RequestRecord:
+    def next_estimate(self, response: ModelResponse) -> Decimal:
+        """What to reserve ahead for the request after ``response``: nothing when the response
+        asks for no tool (the run is answering), otherwise this request's input plus the
+        response plus room for the tool results, with the same output allowance."""
+        if not response.tool_calls:
+            return Decimal("0")
+        chars = self._last_input_chars + messages_chars([response]) + AHEAD_INPUT_TOKENS * CHARS_PER_TOKEN
+        return price_usage(self.provider, self.model_name, tokens_for(chars), self._max_tokens).cost_usd
+
+    def settle(self, response: ModelResponse, next_estimate_usd: Decimal = Decimal("0")) -> RequestRecord:
+        """Book the request (its reservation ``held_usd`` becomes its priced cost) and, in the same
+        statement, reserve ``next_estimate_usd`` ahead for the next request when a cap allows it."""
         usage = response.usage
         charge = services.charge_record(
             organization_id=self.organization_id,
@@ -127,8 +188,12 @@ class RunMeter:
             model_name=response.model_name or self.model_name,
             input_tokens=usage.input_tokens or 0,
             output_tokens=usage.output_tokens or 0,
-            reserved_usd=estimate_usd,
+            reserved_usd=self.held_usd,
+            next_caps=self._caps,
+            next_reserve_usd=next_estimate_usd,
         )
+        self.refused_ahead = charge.next_refused is not None
+        self.held_usd = Decimal("0") if self.refused_ahead else next_estimate_usd
         record = RequestRecord(
             number=len(self.records) + 1,
             model_name=response.model_name or self.model_name,
@@ -159,22 +224,69 @@ class RunMeter:
 
 @dataclass
 class BudgetGuard(AbstractCapability[Any]):
-    """Checks both monthly caps before every model request and books its cost after it."""
+    """Checks both monthly caps before every model request and books its cost after it.
+
+    Every request is admitted by a reservation committed before it is sent. The first request of
+    a run reserves on its own; each later one was usually reserved ahead, by the statement that
+    settled the request before it (same check, same locks, docs/budgets.md "Reserved ahead"), and
+    that settle runs while the run goes on (its tool calls, the next prompt) — so the request path
+    itself waits for no database round trip. A request the reservation ahead does not cover (a
+    long tool result, a new month) or that was refused ahead asks again before it is sent. The
+    booking is always complete before the next request and before the run ends (``wrap_run``),
+    which also gives back a reservation ahead that no request used.
+    """
 
     meter: RunMeter | None = None
     # Called with each settled RequestRecord (the runner publishes a cost frame).
     on_settled: Any = None
+    # The booking of the latest response, still being written.
+    _booking: asyncio.Future | None = field(default=None, repr=False)
+
+    async def wrap_run(self, ctx, *, handler):
+        try:
+            return await handler()
+        finally:
+            try:
+                await self.settled()
+            finally:
+                if self.meter.held_usd:
+                    await sync_to_async(self.meter.release)()
+
+    async def settled(self) -> None:
+        """Wait until the latest response is booked (raising what its booking raised).
+
+        A cancellation does not abandon a booking half way — the request was paid for: it is held
+        back until the booking is written, then goes on."""
+        booking = self._booking
+        if booking is None:
+            return
+        cancelled = False
+        while not booking.done():
+            try:
+                await asyncio.wait({booking})
+            except asyncio.CancelledError:
+                cancelled = True
+        self._booking = None
+        if cancelled:
+            raise asyncio.CancelledError
+        booking.result()
 
     async def wrap_model_request(self, ctx, *, request_context, handler):
         meter = self.meter
+        # The previous request is in the ledger and the counters before this one is admitted.
+        await self.settled()
         estimate = meter.estimate(request_context)
-        await sync_to_async(meter.reserve)(estimate)
+        if not meter.covered(estimate):
+            await sync_to_async(meter.reserve)(estimate)
         try:
             response = await handler(request_context)
         except BaseException:
-            await sync_to_async(meter.release)(estimate)
+            await sync_to_async(meter.release)()
             raise
-        record = await sync_to_async(meter.settle)(response, estimate)
+        self._booking = asyncio.ensure_future(self._book(response, meter.next_estimate(response)))
+        return response
+
+    async def _book(self, response: ModelResponse, next_estimate: Decimal) -> None:
+        record = await sync_to_async(self.meter.settle)(response, next_estimate)
         if self.on_settled is not None:
             self.on_settled(record)
-        return response

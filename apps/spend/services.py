@@ -15,10 +15,12 @@ import logging
 from dataclasses import dataclass
 from decimal import ROUND_UP, Decimal
 
+import psycopg
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from psycopg.types.numeric import Int8
 
 from .models import BudgetCounter, BudgetScope, EntryKind, Ledger, LedgerEntry
 from .pricing import price_usage
@@ -97,20 +99,24 @@ class Cap:
     counter_id: int
 
 
-# One statement each, so the hot path is one round trip per move (docs/budgets.md, "Cost").
+# One statement each, so every move is one round trip (docs/budgets.md, "Cost of the guard").
 # Rows are always locked in id order (the ordered FOR UPDATE subquery), so two runs sharing the
 # organization's counter never deadlock.
+#
+# Reserve: check every cap against committed + reserved (minus what this run already holds for
+# the request, ``held``, which the new reservation replaces) and, only if none is reached, move
+# the run's reservation from ``held`` to ``estimate`` on every counter.
 _RESERVE_SQL = """
 WITH caps AS (
     SELECT * FROM unnest(%(ids)s::bigint[], %(limits)s::numeric[]) AS cap(id, limit_usd)
 ), locked AS (
-    SELECT id, committed_usd + reserved_usd AS spent
+    SELECT id, committed_usd + reserved_usd - %(held)s AS spent
     FROM spend_budgetcounter WHERE id = ANY(%(ids)s) ORDER BY id FOR UPDATE
 ), refused AS (
     SELECT locked.id, locked.spent FROM locked JOIN caps USING (id)
     WHERE caps.limit_usd IS NOT NULL AND locked.spent >= caps.limit_usd
 ), reserved AS (
-    UPDATE spend_budgetcounter SET reserved_usd = reserved_usd + %(estimate)s
+    UPDATE spend_budgetcounter SET reserved_usd = reserved_usd - %(held)s + %(estimate)s
     WHERE id IN (SELECT id FROM locked) AND NOT EXISTS (SELECT 1 FROM refused)
     RETURNING id
 )
@@ -122,8 +128,20 @@ UPDATE spend_budgetcounter SET reserved_usd = reserved_usd - %(reserved)s
 WHERE id IN (SELECT id FROM spend_budgetcounter WHERE id = ANY(%(ids)s) ORDER BY id FOR UPDATE)
 """
 
+# Settle one charge — the entry, the run's ledger, the counters from reserved to committed — and,
+# when ``next`` > 0, reserve the run's next request in the same statement: the same check as
+# _RESERVE_SQL, against the counters as they are once this charge is booked. Refused, nothing is
+# reserved ahead (the charge is booked all the same) and the refused rows are returned.
 _SETTLE_SQL = """
-WITH entry AS (
+WITH caps AS (
+    SELECT * FROM unnest(%(ids)s::bigint[], %(limits)s::numeric[]) AS cap(id, limit_usd)
+), locked AS (
+    SELECT id, committed_usd + reserved_usd - %(reserved)s + %(cost)s AS spent
+    FROM spend_budgetcounter WHERE id = ANY(%(ids)s) ORDER BY id FOR UPDATE
+), refused AS (
+    SELECT locked.id, locked.spent FROM locked JOIN caps USING (id)
+    WHERE %(next)s > 0 AND caps.limit_usd IS NOT NULL AND locked.spent >= caps.limit_usd
+), entry AS (
     INSERT INTO spend_ledgerentry (ledger_id, organization_id, agent_id, kind, provider, model_name,
         input_tokens, output_tokens, cost_usd, priced, month, created_at)
     VALUES (%(ledger)s, %(organization)s, %(agent)s, %(kind)s, %(provider)s, %(model)s,
@@ -131,8 +149,11 @@ WITH entry AS (
     RETURNING id
 ), counters AS (
     UPDATE spend_budgetcounter
-    SET committed_usd = committed_usd + %(cost)s, reserved_usd = reserved_usd - %(reserved)s, updated_at = now()
-    WHERE id IN (SELECT id FROM spend_budgetcounter WHERE id = ANY(%(ids)s) ORDER BY id FOR UPDATE)
+    SET committed_usd = committed_usd + %(cost)s,
+        reserved_usd = reserved_usd - %(reserved)s
+            + CASE WHEN EXISTS (SELECT 1 FROM refused) THEN 0 ELSE %(next)s END,
+        updated_at = now()
+    WHERE id IN (SELECT id FROM locked)
     RETURNING id
 ), ledger AS (
     UPDATE spend_ledger
@@ -142,35 +163,74 @@ WITH entry AS (
     WHERE id = %(ledger)s
     RETURNING id
 )
-SELECT (SELECT count(*) FROM entry), (SELECT count(*) FROM counters), (SELECT count(*) FROM ledger)
+SELECT id, spent FROM refused
 """
 
 
-def budget_reserve(caps: list[Cap], estimate_usd: Decimal) -> None:
+def _execute_hot(sql: str, params: dict) -> list[tuple]:
+    """Run one of the statements above on Django's connection (its transaction, if any), prepared
+    server-side once per connection: Django binds parameters client-side, so PostgreSQL would plan
+    these CTEs again on every request (about as long as executing them). Ids go as bigint so the
+    statement keeps one prepared form. Every value is a bound parameter."""
+    connection.ensure_connection()
+    raw = connection.connection
+    if raw.prepare_threshold is None:
+        # Django opens connections with psycopg's automatic preparation off (threshold None),
+        # which also ignores prepare=True. Never automatic, only when asked: a threshold no
+        # statement reaches (Django's own cursors bind client-side and are never prepared).
+        raw.prepare_threshold = PREPARE_ONLY_WHEN_ASKED
+    with connection.wrap_database_errors, psycopg.Cursor(raw) as cursor:
+        cursor.execute(sql, params, prepare=True)
+        return cursor.fetchall() if cursor.description is not None else []
+
+
+PREPARE_ONLY_WHEN_ASKED = 2**31 - 1
+
+
+def _ids(values: list[int]) -> list[Int8]:
+    return [Int8(value) for value in values]
+
+
+def budget_reserve(caps: list[Cap], estimate_usd: Decimal, *, held_usd: Decimal = ZERO) -> None:
     """Check every cap against its own counter and reserve ``estimate_usd`` on all of them, in one
     statement holding the counters' row locks; raise BudgetExceeded naming the cap that bound.
 
     Spent is committed + reserved: the other runs' settled requests, this run's own ledger (its
     entries are in the counter once, so a resumed run is not counted twice) and every request
-    still in flight.
+    still in flight — less ``held_usd``, what this run already reserved for this same request
+    (a reservation made ahead, docs/budgets.md), which the new one replaces. Refused, the
+    counters are left as they were.
     """
     params = {
-        "ids": [cap.counter_id for cap in caps],
-        "limits": [cap.limit_usd for cap in caps],
-        "estimate": estimate_usd,
+        "ids": _ids([cap.counter_id for cap in caps]),
+        "limits": _limits(caps),
+        "estimate": Decimal(estimate_usd),
+        "held": Decimal(held_usd),
     }
-    with connection.cursor() as cursor:
-        cursor.execute(_RESERVE_SQL, params)
-        refused = dict(cursor.fetchall())
+    refused = dict(_execute_hot(_RESERVE_SQL, params))
+    _raise_refusal(caps, refused)
+
+
+def _limits(caps: list[Cap]) -> list[Decimal | None]:
+    return [None if cap.limit_usd is None else Decimal(cap.limit_usd) for cap in caps]
+
+
+def _refusal(caps: list[Cap], refused: dict) -> BudgetExceeded | None:
     for cap in caps:  # the agent's cap first: the more specific one names itself when both bind
         if cap.counter_id in refused:
-            raise BudgetExceeded(scope=cap.scope, limit_usd=cap.limit_usd, spent_usd=refused[cap.counter_id])
+            return BudgetExceeded(scope=cap.scope, limit_usd=cap.limit_usd, spent_usd=refused[cap.counter_id])
+    return None
+
+
+def _raise_refusal(caps: list[Cap], refused: dict) -> None:
+    refusal = _refusal(caps, refused)
+    if refusal is not None:
+        raise refusal
 
 
 def budget_release(counter_ids: list[int], reserved_usd: Decimal) -> None:
     """Give back a reservation whose request never produced a response."""
-    with connection.cursor() as cursor:
-        cursor.execute(_RELEASE_SQL, {"ids": counter_ids, "reserved": reserved_usd})
+    _execute_hot(_RELEASE_SQL, {"ids": _ids(counter_ids), "reserved": Decimal(reserved_usd)})
 
 
 # --- the ledger ---------------------------------------------------------------------------------
@@ -190,6 +250,8 @@ class Charge:
     priced: bool
     input_tokens: int
     output_tokens: int
+    # Set when a reservation for the next request was asked and a cap refused it.
+    next_refused: BudgetExceeded | None = None
 
 
 def charge_record(
@@ -205,33 +267,43 @@ def charge_record(
     input_tokens: int,
     output_tokens: int,
     reserved_usd: Decimal = ZERO,
+    next_caps: list[Cap] | None = None,
+    next_reserve_usd: Decimal = ZERO,
 ) -> Charge:
     """Price one charge and book it: the entry, the run's ledger and the counters, atomically.
 
-    ``reserved_usd`` is the estimate reserved for it, released in the same write (settle).
+    ``reserved_usd`` is the estimate reserved for it, released in the same write (settle). With
+    ``next_caps`` (the same counters, with their limits) and ``next_reserve_usd`` > 0, the same
+    statement reserves the run's next request as budget_reserve would, once this charge is
+    booked; a refusal is returned in ``next_refused``, never raised: the charge is booked anyway.
     """
     price = price_usage(provider, model_name, input_tokens, output_tokens)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _SETTLE_SQL,
-            {
-                "ledger": ledger_id,
-                "organization": organization_id,
-                "agent": agent_id,
-                "kind": kind,
-                "provider": provider,
-                "model": model_name,
-                "input": input_tokens,
-                "output": output_tokens,
-                "cost": price.cost_usd,
-                "priced": price.priced,
-                "month": month,
-                "ids": counter_ids,
-                "reserved": reserved_usd,
-                "requests": 1 if kind == EntryKind.MODEL_REQUEST else 0,
-            },
-        )
-    return Charge(price.cost_usd, price.priced, input_tokens, output_tokens)
+    if next_caps is not None:
+        assert [cap.counter_id for cap in next_caps] == list(counter_ids)
+    rows = _execute_hot(
+        _SETTLE_SQL,
+        {
+            "ledger": None if ledger_id is None else Int8(ledger_id),
+            "organization": Int8(organization_id),
+            "agent": None if agent_id is None else Int8(agent_id),
+            "kind": str(kind),
+            "provider": provider,
+            "model": model_name,
+            "input": Int8(input_tokens),
+            "output": Int8(output_tokens),
+            "cost": Decimal(price.cost_usd),
+            "priced": price.priced,
+            "month": month,
+            "ids": _ids(counter_ids),
+            "limits": _limits(next_caps) if next_caps is not None else [None] * len(counter_ids),
+            "reserved": Decimal(reserved_usd),
+            "next": Decimal(next_reserve_usd) if next_caps is not None else ZERO,
+            "requests": Int8(1 if kind == EntryKind.MODEL_REQUEST else 0),
+        },
+    )
+    refused = dict(rows)
+    next_refused = _refusal(next_caps, refused) if next_caps is not None else None
+    return Charge(price.cost_usd, price.priced, input_tokens, output_tokens, next_refused)
 
 
 def ingestion_charge_record(

@@ -2,5 +2,5 @@
 
 from __future__ import annotations
 
-from tests.runs.conftest import celery_worker, no_real_model_requests, wait_for  # noqa: F401  (fixtures)
+from tests.runs.conftest import celery_worker, wait_for  # noqa: F401  (fixtures)
 from tests.runs.toolsets import echo_toolset  # noqa: F401  (fixture)

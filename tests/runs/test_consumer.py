@@ -56,6 +56,7 @@ def publish_run(run_id: int, *, deltas=("Hel", "lo"), finish=True) -> FramePubli
     )
     if finish:
         finish_run(frames)
+    frames.flush()  # stored before the test's client connects (FramePublisher's contract)
     return frames
 
 
@@ -385,6 +386,7 @@ def test_a_runs_stream_is_capped_in_redis_and_numbering_survives_the_cap(
     frames = FramePublisher(run.pk)
     for index in range(1000):
         frames.send({"type": "text_delta", "delta": str(index)})
+    frames.close()  # a segment's end: every frame it sent is stored (FramePublisher's contract)
     length = events._redis().xlen(events.stream_key(run.pk))
     assert length < 1000
     # A resumed segment (a new publisher) continues from the newest frame, not from the length.
@@ -398,6 +400,7 @@ def test_a_runs_stream_is_capped_in_redis_and_numbering_survives_the_cap(
             "error": "",
         }
     )
+    resumed.close()
     assert frames_after(run.pk, after=1000) == [
         {
             "type": "run_finished",
@@ -409,3 +412,90 @@ def test_a_runs_stream_is_capped_in_redis_and_numbering_survives_the_cap(
             "run_id": run.pk,
         }
     ]
+
+
+def test_the_re_check_between_sends_agrees_with_the_selector_for_every_persona(
+    org, other_org, owner, builder, member, viewer, outsider, app_admin, agent
+):
+    """The prepared statement asked between sends (consumers.still_followable) answers exactly
+    what the selectors answer on connect, for every persona, key state and membership change."""
+    from apps.orgs.models import ApiKey
+    from apps.runs import consumers, selectors
+    from apps.runs.models import Conversation
+
+    own_run = queued_run(member, org, agent)
+    colleagues_run = queued_run(builder, org, agent)
+    conversation = Conversation.objects.get(pk=own_run.conversation_id)
+    runs = [own_run, colleagues_run]
+
+    def agree(user, organization, api_key_id=None):
+        for run in runs:
+            expected = selectors.run_followable(
+                user_id=user.pk,
+                organization_id=organization.pk,
+                run_id=run.pk,
+                api_key_id=api_key_id,
+            )
+            asked = consumers.still_followable(
+                consumers.RUN_FOLLOWABLE_SQL,
+                user_id=user.pk,
+                organization_id=organization.pk,
+                subject_id=run.pk,
+                api_key_id=api_key_id,
+            )
+            assert asked == expected, (user.email, run.pk, api_key_id)
+        expected = selectors.conversation_followable(
+            user_id=user.pk,
+            organization_id=organization.pk,
+            conversation_id=conversation.pk,
+            api_key_id=api_key_id,
+        )
+        asked = consumers.still_followable(
+            consumers.CONVERSATION_FOLLOWABLE_SQL,
+            user_id=user.pk,
+            organization_id=organization.pk,
+            subject_id=conversation.pk,
+            api_key_id=api_key_id,
+        )
+        assert asked == expected, (user.email, "conversation", api_key_id)
+        return expected
+
+    for person in (owner, builder, member, viewer, app_admin):
+        agree(person, org)
+    agree(outsider, other_org)
+    agree(outsider, org)  # a run of an organization the caller is not in
+    key_for(member, org)
+    key = ApiKey.objects.get(user=member)
+    assert agree(member, org, key.pk)
+    ApiKey.objects.filter(pk=key.pk).update(revoked_at="2025-01-01T00:00:00Z")
+    assert not agree(member, org, key.pk)
+    Membership.objects.filter(organization=org, user=builder).update(role="viewer")  # demoted
+    agree(builder, org)
+    Membership.objects.filter(organization=org, user=viewer).delete()  # left the organization
+    agree(viewer, org)
+    type(member).objects.filter(pk=member.pk).update(is_active=False)  # deactivated
+    assert not agree(member, org)
+
+
+def test_a_publisher_frame_is_stored_once_flushed_and_a_refused_frame_is_an_error(
+    org, member, agent
+):
+    import redis
+
+    run = queued_run(member, org, agent)
+    reset_frames(run.pk)
+    first = FramePublisher(run.pk)
+    first.send({"type": "text_delta", "delta": "a"})
+    first.flush()
+    assert [frame["seq"] for frame in frames_after(run.pk)] == [1]
+    # A second writer numbering from the same point is refused by Redis (ids only grow), and the
+    # refusal reaches the writer rather than being lost with the unread reply.
+    second = FramePublisher(run.pk)
+    first.send({"type": "text_delta", "delta": "b"})
+    second.send({"type": "text_delta", "delta": "c"})
+    first.flush()
+    with pytest.raises(redis.ResponseError):
+        second.flush()
+    second.close()
+    first.close()
+    assert [frame["delta"] for frame in frames_after(run.pk)] == ["a", "b"]
