@@ -46,6 +46,8 @@ from pydantic_ai.messages import (
 )
 
 from apps.agents.models import AgentStatus
+from apps.agents.setup import your_setup_section
+from apps.agents.validation import SpecNotRunnable, assert_runnable
 from apps.approvals import parking
 from apps.approvals.gate import ApprovalGate, ApprovalModeRefused, gate_for_run
 from apps.capabilities.tools import contributions, planning
@@ -100,24 +102,14 @@ class PreparedRun:
     approval_gate: ApprovalGate | None = None
 
 
-def _setup_section(spec) -> str:
-    try:
-        from apps.agents.setup import your_setup_section
-    except ImportError:  # the agents app has not shipped it yet
-        return ""
-    return your_setup_section(spec) or ""
-
-
 def _assert_runnable(version) -> None:
-    try:
-        from apps.agents.validation import assert_runnable
-    except ImportError:
-        return
+    """Today's publish rules again, on the frozen version (a version published before a rule
+    existed is refused with the sentence that says what to change)."""
     try:
         assert_runnable(version)
-    except Exception as exc:  # its message is ours (publish validation), not a provider's
-        messages = getattr(exc, "messages", None) or [str(exc)]
-        raise RunNotRunnable(f"The agent's published version cannot run: {'; '.join(map(str, messages))}"[:480]) from exc
+    except SpecNotRunnable as exc:
+        changes = "; ".join(str(error) for error in exc.errors)
+        raise RunNotRunnable(f"The agent's published version cannot run: {changes}"[:480]) from exc
 
 
 def _history_of(run: Run, *, resume: bool) -> list[ModelMessage]:
@@ -215,7 +207,7 @@ def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None) -> Pr
 
     instructions = [
         text
-        for text in (spec.instructions, _setup_section(spec), *contributions.run_instructions(bindings, extras))
+        for text in (spec.instructions, your_setup_section(spec), *contributions.run_instructions(bindings, extras))
         if text
     ]
     meter = RunMeter.open(
