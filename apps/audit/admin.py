@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from django.contrib import admin, messages
-
-from agenticos.admin_base import ReadOnlyAdmin
 from django.core.exceptions import ValidationError
 from django.db.models import Max, Min
 
+from agenticos.admin_base import ReadOnlyAdmin
 from apps.orgs.models import Organization
 
 from .exports import AUDIT_TABLE, build_export
