@@ -317,6 +317,46 @@ class _FramesConsumer(AsyncWebsocketConsumer):
         self.joined = True
         return True
 
+    # What the socket follows: a subclass names its selector (on connect, the one scoped read
+    # path), the same question as one prepared statement (between sends) and the subject's id.
+    followable = None
+    followable_sql = ""
+    subject_kwarg = ""
+
+    @property
+    def subject_id(self) -> int:
+        raise NotImplementedError
+
+    async def _admit(self) -> bool:
+        """Who is asking, then whether they may follow; closes the socket when not."""
+        if not await self._caller():
+            return False
+        if not await self._may_follow():
+            await self.close(code=CLOSE_NOT_FOUND)
+            return False
+        return True
+
+    async def _may_follow(self) -> bool:
+        """The selector, the one scoped read path."""
+        return await _checked(
+            type(self).followable,
+            user_id=self.user_id,
+            organization_id=self.organization_id,
+            api_key_id=self.api_key_id,
+            **{self.subject_kwarg: self.subject_id},
+        )
+
+    async def _still_allowed(self) -> bool:
+        """Between sends: the same question as one prepared statement."""
+        return await _checked(
+            still_followable,
+            self.followable_sql,
+            user_id=self.user_id,
+            organization_id=self.organization_id,
+            subject_id=self.subject_id,
+            api_key_id=self.api_key_id,
+        )
+
     async def _start(self, follow) -> None:
         await self.accept()
         self.redis = aioredis.Redis.from_url(settings.REDIS_URL)
@@ -355,6 +395,14 @@ class _FramesConsumer(AsyncWebsocketConsumer):
 class RunFramesConsumer(_FramesConsumer):
     """`/ws/runs/{run_id}/?after=SEQ` — one run's frames, then close after its terminal frame."""
 
+    followable = staticmethod(selectors.run_followable)
+    followable_sql = RUN_FOLLOWABLE_SQL
+    subject_kwarg = "run_id"
+
+    @property
+    def subject_id(self) -> int:
+        return self.run_id
+
     async def connect(self) -> None:
         self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
         try:
@@ -364,33 +412,8 @@ class RunFramesConsumer(_FramesConsumer):
         except BadCursor:
             await self.close(code=CLOSE_BAD_CURSOR)
             return
-        if not await self._caller():
-            return
-        if not await self._allowed():
-            await self.close(code=CLOSE_NOT_FOUND)
-            return
-        await self._start(self._follow)
-
-    async def _allowed(self) -> bool:
-        """On connect: the selector, the one scoped read path."""
-        return await _checked(
-            selectors.run_followable,
-            user_id=self.user_id,
-            organization_id=self.organization_id,
-            run_id=self.run_id,
-            api_key_id=self.api_key_id,
-        )
-
-    async def _still_allowed(self) -> bool:
-        """Between sends: the same question as one prepared statement."""
-        return await _checked(
-            still_followable,
-            RUN_FOLLOWABLE_SQL,
-            user_id=self.user_id,
-            organization_id=self.organization_id,
-            subject_id=self.run_id,
-            api_key_id=self.api_key_id,
-        )
+        if await self._admit():
+            await self._start(self._follow)
 
     async def _follow(self) -> None:
         key = stream_key(self.run_id)
@@ -424,7 +447,7 @@ class RunFramesConsumer(_FramesConsumer):
             return False
         newest = await self.redis.xrevrange(key, count=1)
         if not newest:
-            if not await self._allowed():
+            if not await self._may_follow():
                 await self.close(code=CLOSE_FORBIDDEN)
                 return True
             await self.send(
@@ -449,6 +472,15 @@ class ConversationFramesConsumer(_FramesConsumer):
     only: runs:view reads a colleague's run, never their thread.
     """
 
+    followable = staticmethod(selectors.conversation_followable)
+    followable_sql = CONVERSATION_FOLLOWABLE_SQL
+    subject_kwarg = "conversation_id"
+
+    @property
+    def subject_id(self) -> int:
+        return self.conversation_id
+
+
     async def connect(self) -> None:
         self.conversation_id = int(self.scope["url_route"]["kwargs"]["conversation_id"])
         query = parse_qs(self.scope.get("query_string", b"").decode())
@@ -458,33 +490,8 @@ class ConversationFramesConsumer(_FramesConsumer):
         except BadCursor:
             await self.close(code=CLOSE_BAD_CURSOR)
             return
-        if not await self._caller():
-            return
-        if not await self._allowed():
-            await self.close(code=CLOSE_NOT_FOUND)
-            return
-        await self._start(self._follow)
-
-    async def _allowed(self) -> bool:
-        """On connect: the selector, the one scoped read path."""
-        return await _checked(
-            selectors.conversation_followable,
-            user_id=self.user_id,
-            organization_id=self.organization_id,
-            conversation_id=self.conversation_id,
-            api_key_id=self.api_key_id,
-        )
-
-    async def _still_allowed(self) -> bool:
-        """Between sends: the same question as one prepared statement."""
-        return await _checked(
-            still_followable,
-            CONVERSATION_FOLLOWABLE_SQL,
-            user_id=self.user_id,
-            organization_id=self.organization_id,
-            subject_id=self.conversation_id,
-            api_key_id=self.api_key_id,
-        )
+        if await self._admit():
+            await self._start(self._follow)
 
     async def _follow(self) -> None:
         announcements = conversation_key(self.conversation_id)
