@@ -113,6 +113,20 @@ class ApprovalGate(AbstractCapability[Any]):
     def get_toolset(self):
         return build_ask_user_toolset(self.surface) if self.asks_user else None
 
+    def has_work(self) -> bool:
+        """Whether this run gives the gate anything to do: the question tool to contribute, every
+        call to hold (ask_all), or a tool its spec gates. When not, the runner leaves the gate out
+        of the agent: every capability costs each hook of each request (docs/runner.md)."""
+        if self.asks_user or self.mode == ApprovalMode.ASK_ALL:
+            return True
+        from apps.capabilities.registry import get_capability
+
+        return any(
+            self._spec_gates(tool_id)
+            for binding in self.spec.enabled_bindings()
+            for tool_id in get_capability(binding.id).tool_ids
+        )
+
     def _spec_gates(self, tool_id: str | None) -> bool:
         if not tool_id:
             return False

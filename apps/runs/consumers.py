@@ -40,7 +40,6 @@ from apps.orgs.middleware import SESSION_KEY
 from apps.orgs.models import ApiKey, Membership, User
 from apps.orgs.permissions import ROLE_PERMISSIONS, RUNS_VIEW
 from apps.orgs.selectors import default_organization_for_user, organization_for_user
-from apps.spend.services import PREPARE_ONLY_WHEN_ASKED
 
 from . import selectors
 from .choices import TERMINAL_STATUSES
@@ -157,6 +156,8 @@ CONVERSATION_FOLLOWABLE_SQL = _CONVERSATION_FOLLOWABLE_SQL.format(
 )
 # The roles that read every run of the organization (runs:view), from the permission table.
 VIEWING_ROLES = [str(role) for role, granted in ROLE_PERMISSIONS.items() if RUNS_VIEW in granted]
+# A psycopg prepare threshold no statement reaches: prepare only what asks for it.
+PREPARE_ONLY_WHEN_ASKED = 2**31 - 1
 
 
 def still_followable(

@@ -19,6 +19,9 @@ FRAME_RETENTION_SECONDS = 7 * 24 * 3600
 # A run's stream keeps at most about this many frames (MAXLEN ~): a runaway run cannot fill
 # Redis. The terminal frame is always the newest, so it is never the one trimmed.
 FRAME_STREAM_MAXLEN = 10_000
+# A publisher reads the replies that already arrived once this many frames await theirs: the
+# check costs a system call, which on every send was a sizeable share of a frame's cost.
+REPLIES_READ_EVERY = 32
 
 
 class RunStartedFrame(TypedDict):
@@ -116,10 +119,11 @@ class FramePublisher:
 
     A send writes its XADD on the publisher's own Redis connection and returns without waiting for
     the reply: the frame is on its way to Redis (and to the followers blocked in XREAD) at once,
-    and the worker pays one socket write per frame instead of a round trip. Replies are read
-    later — those already arrived at each send, all of them in ``flush()`` and ``close()`` — so a
-    frame Redis refuses is still an error, raised by the send or flush that reads its reply. Redis
-    handles one connection's commands in order, so frames are stored in ``seq`` order.
+    and the worker pays one socket write per send instead of a round trip. Replies are read
+    later — those already arrived once ``REPLIES_READ_EVERY`` frames await theirs, all of them in
+    ``flush()`` and ``close()`` — so a frame Redis refuses is still an error, raised by the send or
+    flush that reads its reply. Redis handles one connection's commands in order, so frames are
+    stored in ``seq`` order.
 
     Contract: a frame is stored once ``flush()`` or ``close()`` returned. Code that reads the
     stream on another connection right after sending (a test; a resumed segment's publisher)
@@ -141,15 +145,18 @@ class FramePublisher:
         # Frames written whose reply is not read yet, oldest first: (seq, payload).
         self._unacknowledged: deque[tuple[int, str]] = deque()
 
-    def send(self, frame: dict) -> None:
-        self.seq += 1
-        payload = json.dumps({**frame, "seq": self.seq, "run_id": self.run_id}, default=str)
-        self._read_replies(wait=False)
-        self._unacknowledged.append((self.seq, payload))
+    def send(self, *frames: dict) -> None:
+        """Number and write ``frames`` (one socket write for all of them)."""
+        if len(self._unacknowledged) >= REPLIES_READ_EVERY:
+            self._read_replies(wait=False)
+        packed = []
+        for frame in frames:
+            self.seq += 1
+            payload = json.dumps({**frame, "seq": self.seq, "run_id": self.run_id}, default=str)
+            self._unacknowledged.append((self.seq, payload))
+            packed.append(self._packed_xadd(self.seq, payload))
         try:
-            self._connection.send_packed_command(
-                [self._packed_xadd(self.seq, payload)], check_health=False
-            )
+            self._connection.send_packed_command(packed, check_health=False)
         except (redis.ConnectionError, redis.TimeoutError):
             self._rewrite_unacknowledged()
 

@@ -22,7 +22,7 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 
-from asgiref.sync import async_to_sync, sync_to_async
+from asgiref.sync import async_to_sync
 from django.db import transaction
 from pydantic_ai import Agent, CancellationToken, DeferredToolRequests, UsageLimits
 from pydantic_ai.exceptions import (
@@ -218,12 +218,15 @@ def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None) -> Pr
         org_limit_usd=organization.monthly_budget_usd,
     )
     guard = BudgetGuard(meter=meter)
+    capabilities = [guard, LastAttemptArguments(), *contributions.run_capabilities(bindings, extras)]
+    if approval_gate.has_work():
+        capabilities.append(approval_gate)
     agent = Agent(
         handle.model,
         instructions="\n\n".join(instructions) or None,
         toolsets=toolsets,
         # The guard first: it must see every model request before anything else shapes it.
-        capabilities=[guard, LastAttemptArguments(), *contributions.run_capabilities(bindings, extras), approval_gate],
+        capabilities=capabilities,
         # A gated call or a question ends the run with its parked calls as output (apps.approvals).
         output_type=[str, DeferredToolRequests],
         model_settings=contributions.run_model_settings(bindings, handle.provider) or None,
@@ -265,7 +268,7 @@ async def drive(prepared: PreparedRun, frames: FramePublisher | None, state: Dri
     """Run the agent through pydantic-ai's own loop, streaming each node's events as frames."""
     run_id = prepared.run.pk
     token = CancellationToken()
-    send = frames.send if frames is not None else (lambda frame: None)
+    send = frames.send if frames is not None else (lambda *frames: None)
 
     def settled(record: RequestRecord) -> None:
         send(
@@ -276,16 +279,16 @@ async def drive(prepared: PreparedRun, frames: FramePublisher | None, state: Dri
                 "output_tokens": record.output_tokens,
                 "cost_usd": str(record.cost_usd),
                 "cost_is_partial": not record.priced,
-            }
+            },
+            # The context gauge: the provider's own input tokens of this request (seed 003).
+            {"type": "context_usage", **context_gauge(record.input_tokens, prepared.model.context_window)},
         )
-        # The context gauge: the provider's own input tokens of this request (seed 003).
-        send({"type": "context_usage", **context_gauge(record.input_tokens, prepared.model.context_window)})
 
     prepared.guard.on_settled = settled
 
     async def watch_for_cancel() -> None:
         while True:
-            if await sync_to_async(services.run_cancel_requested)(run_id):
+            if await services.run_cancel_requested(prepared.meter.db, run_id):
                 token.cancel()
                 return
             await asyncio.sleep(CANCEL_POLL_SECONDS)
@@ -463,9 +466,8 @@ def execute_run(run_id: int, *, resume: bool = False, deferred_tool_results=None
                 outcome=Outcome(RunStatus.FAILED, StopReason.INTERNAL_ERROR, INTERNAL_ERROR_SENTENCE), **booking
             )
         _write_back_plan(run, prepared, finished.status)
-        for frame in parked_frames:
-            frames.send(frame)
         frames.send(
+            *parked_frames,
             {
                 "type": "run_finished",
                 "status": finished.status,

@@ -15,8 +15,10 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
+from psycopg.types.numeric import Int8
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
+from agenticos.loopdb import LoopConnection, Statement
 from apps.audit.services import record_audit
 from apps.orgs.permissions import AGENTS_RUN, RUNS_VIEW, has_org_permission
 from apps.spend.models import Ledger
@@ -122,8 +124,15 @@ def run_claim_running(run_id: int, *, resume: bool = False) -> bool:
     return claimed.update(**updates) == 1
 
 
-def run_cancel_requested(run_id: int) -> bool:
-    return Run.objects.filter(pk=run_id, cancel_requested_at__isnull=False).exists()
+_CANCEL_REQUESTED = Statement(
+    "run_cancel_requested", f'SELECT cancel_requested_at IS NOT NULL FROM "{Run._meta.db_table}" WHERE id = %(run)s'
+)
+
+
+async def run_cancel_requested(db: LoopConnection, run_id: int) -> bool:
+    """Has someone asked to cancel this run? Asked from the run's event loop, on its session."""
+    rows = await db.fetch(_CANCEL_REQUESTED, {"run": Int8(run_id)})
+    return bool(rows and rows[0][0])
 
 
 def may_cancel(user, run: Run) -> bool:

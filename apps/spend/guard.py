@@ -25,6 +25,8 @@ from asgiref.sync import sync_to_async
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ModelResponse
 
+from agenticos.loopdb import LoopConnection
+
 from . import services
 from .models import BudgetScope, EntryKind
 from .pricing import price_usage
@@ -60,7 +62,11 @@ class RequestRecord:
 
 @dataclass
 class RunMeter:
-    """Everything a run spends, booked as it happens. Synchronous; the guard calls it off-loop."""
+    """Everything a run spends, booked as it happens.
+
+    Open it on the thread that owns the run's database session (``prepare()``); the guard's moves
+    (reserve, settle, release) are then sent from the run's event loop on that same session.
+    ``record_charge`` books from that thread."""
 
     organization_id: int
     agent_id: int
@@ -69,6 +75,8 @@ class RunMeter:
     model_name: str
     agent_limit_usd: Decimal | None
     org_limit_usd: Decimal | None
+    # The run's database session, used from its event loop (agenticos/loopdb.py).
+    db: LoopConnection
     records: list[RequestRecord] = field(default_factory=list)
     # What is reserved on the counters for this run's request in flight or next request: the
     # estimate of a request being sent, or the reservation made ahead when the previous one was
@@ -94,6 +102,7 @@ class RunMeter:
             model_name=model_name,
             agent_limit_usd=agent_limit_usd,
             org_limit_usd=org_limit_usd,
+            db=LoopConnection(),
         )
         meter._counters()
         return meter
@@ -146,22 +155,24 @@ class RunMeter:
             and estimate_usd <= self.held_usd
         )
 
-    def reserve(self, estimate_usd: Decimal) -> None:
+    async def reserve(self, estimate_usd: Decimal) -> None:
         """Reserve this request's estimate (replacing anything held for it), or raise BudgetExceeded."""
-        caps_before = self._caps
-        caps = self._counters()
-        if caps is not caps_before and self.held_usd:
-            # The run crossed into a new month: what it held is in last month's counters.
-            services.budget_release([cap.counter_id for cap in caps_before], self.held_usd)
-            self.held_usd = Decimal("0")
-        services.budget_reserve(caps, estimate_usd, held_usd=self.held_usd)
+        if self._month != services.month_of():
+            caps_before = self._caps
+            # The run crossed into a new month (rare): the new month's counters, found or created.
+            await sync_to_async(self._counters)()
+            if self.held_usd:
+                # What it held is in last month's counters.
+                await services.release_move([cap.counter_id for cap in caps_before], self.held_usd).run_on(self.db)
+                self.held_usd = Decimal("0")
+        await services.reserve_move(self._caps, estimate_usd, held_usd=self.held_usd).run_on(self.db)
         self.held_usd = estimate_usd
         self.refused_ahead = False
 
-    def release(self) -> None:
+    async def release(self) -> None:
         """Give back whatever is held (a request that failed, a reservation ahead never used)."""
         if self.held_usd:
-            services.budget_release([cap.counter_id for cap in self._caps], self.held_usd)
+            await services.release_move([cap.counter_id for cap in self._caps], self.held_usd).run_on(self.db)
             self.held_usd = Decimal("0")
 
     def next_estimate(self, response: ModelResponse) -> Decimal:
@@ -173,11 +184,12 @@ class RunMeter:
         chars = self._last_input_chars + messages_chars([response]) + AHEAD_INPUT_TOKENS * CHARS_PER_TOKEN
         return price_usage(self.provider, self.model_name, tokens_for(chars), self._max_tokens).cost_usd
 
-    def settle(self, response: ModelResponse, next_estimate_usd: Decimal = Decimal("0")) -> RequestRecord:
+    async def settle(self, response: ModelResponse, next_estimate_usd: Decimal = Decimal("0")) -> RequestRecord:
         """Book the request (its reservation ``held_usd`` becomes its priced cost) and, in the same
         statement, reserve ``next_estimate_usd`` ahead for the next request when a cap allows it."""
         usage = response.usage
-        charge = services.charge_record(
+        model_name = response.model_name or self.model_name
+        charge = await services.charge_move(
             organization_id=self.organization_id,
             agent_id=self.agent_id,
             ledger_id=self.ledger_id,
@@ -185,18 +197,18 @@ class RunMeter:
             month=self._month,
             kind=EntryKind.MODEL_REQUEST,
             provider=self.provider,
-            model_name=response.model_name or self.model_name,
+            model_name=model_name,
             input_tokens=usage.input_tokens or 0,
             output_tokens=usage.output_tokens or 0,
             reserved_usd=self.held_usd,
             next_caps=self._caps,
             next_reserve_usd=next_estimate_usd,
-        )
+        ).run_on(self.db)
         self.refused_ahead = charge.next_refused is not None
         self.held_usd = Decimal("0") if self.refused_ahead else next_estimate_usd
         record = RequestRecord(
             number=len(self.records) + 1,
-            model_name=response.model_name or self.model_name,
+            model_name=model_name,
             input_tokens=charge.input_tokens,
             output_tokens=charge.output_tokens,
             cost_usd=charge.cost_usd,
@@ -249,8 +261,7 @@ class BudgetGuard(AbstractCapability[Any]):
             try:
                 await self.settled()
             finally:
-                if self.meter.held_usd:
-                    await sync_to_async(self.meter.release)()
+                await self.meter.release()
 
     async def settled(self) -> None:
         """Wait until the latest response is booked (raising what its booking raised).
@@ -277,16 +288,16 @@ class BudgetGuard(AbstractCapability[Any]):
         await self.settled()
         estimate = meter.estimate(request_context)
         if not meter.covered(estimate):
-            await sync_to_async(meter.reserve)(estimate)
+            await meter.reserve(estimate)
         try:
             response = await handler(request_context)
         except BaseException:
-            await sync_to_async(meter.release)()
+            await meter.release()
             raise
         self._booking = asyncio.ensure_future(self._book(response, meter.next_estimate(response)))
         return response
 
     async def _book(self, response: ModelResponse, next_estimate: Decimal) -> None:
-        record = await sync_to_async(self.meter.settle)(response, next_estimate)
+        record = await self.meter.settle(response, next_estimate)
         if self.on_settled is not None:
             self.on_settled(record)

@@ -12,21 +12,25 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import ROUND_UP, Decimal
+from typing import Generic, TypeVar
 
-import psycopg
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 from psycopg.types.numeric import Int8
 
+from agenticos.loopdb import LoopConnection, Statement
+
 from .models import BudgetCounter, BudgetScope, EntryKind, Ledger, LedgerEntry
 from .pricing import price_usage
 
 logger = logging.getLogger(__name__)
 ZERO = Decimal("0")
+T = TypeVar("T")
 
 
 def month_of(moment: dt.datetime | None = None) -> dt.date:
@@ -106,7 +110,7 @@ class Cap:
 # Reserve: check every cap against committed + reserved (minus what this run already holds for
 # the request, ``held``, which the new reservation replaces) and, only if none is reached, move
 # the run's reservation from ``held`` to ``estimate`` on every counter.
-_RESERVE_SQL = """
+_RESERVE = Statement("reserve", """
 WITH caps AS (
     SELECT * FROM unnest(%(ids)s::bigint[], %(limits)s::numeric[]) AS cap(id, limit_usd)
 ), locked AS (
@@ -121,18 +125,18 @@ WITH caps AS (
     RETURNING id
 )
 SELECT id, spent FROM refused
-"""
+""")
 
-_RELEASE_SQL = """
+_RELEASE = Statement("release", """
 UPDATE spend_budgetcounter SET reserved_usd = reserved_usd - %(reserved)s
 WHERE id IN (SELECT id FROM spend_budgetcounter WHERE id = ANY(%(ids)s) ORDER BY id FOR UPDATE)
-"""
+""")
 
 # Settle one charge — the entry, the run's ledger, the counters from reserved to committed — and,
 # when ``next`` > 0, reserve the run's next request in the same statement: the same check as
-# _RESERVE_SQL, against the counters as they are once this charge is booked. Refused, nothing is
+# _RESERVE, against the counters as they are once this charge is booked. Refused, nothing is
 # reserved ahead (the charge is booked all the same) and the refused rows are returned.
-_SETTLE_SQL = """
+_SETTLE = Statement("settle", """
 WITH caps AS (
     SELECT * FROM unnest(%(ids)s::bigint[], %(limits)s::numeric[]) AS cap(id, limit_usd)
 ), locked AS (
@@ -164,36 +168,45 @@ WITH caps AS (
     RETURNING id
 )
 SELECT id, spent FROM refused
-"""
+""")
 
 
-def _execute_hot(sql: str, params: dict) -> list[tuple]:
-    """Run one of the statements above on Django's connection (its transaction, if any), prepared
-    server-side once per connection: Django binds parameters client-side, so PostgreSQL would plan
-    these CTEs again on every request (about as long as executing them). Ids go as bigint so the
-    statement keeps one prepared form. Every value is a bound parameter."""
-    connection.ensure_connection()
-    raw = connection.connection
-    if raw.prepare_threshold is None:
-        # Django opens connections with psycopg's automatic preparation off (threshold None),
-        # which also ignores prepare=True. Never automatic, only when asked: a threshold no
-        # statement reaches (Django's own cursors bind client-side and are never prepared).
-        raw.prepare_threshold = PREPARE_ONLY_WHEN_ASKED
-    with connection.wrap_database_errors, psycopg.Cursor(raw) as cursor:
-        cursor.execute(sql, params, prepare=True)
+def _execute_hot(statement: Statement, params: dict) -> list[tuple]:
+    """Run one of the statements above on this thread's Django connection (its transaction, if
+    any). Every value is a bound parameter. Not prepared: only the run's own moves are frequent,
+    and those are sent prepared from its event loop (Move.run_on)."""
+    with connection.cursor() as cursor:
+        cursor.execute(statement.sql, params)
         return cursor.fetchall() if cursor.description is not None else []
 
 
-PREPARE_ONLY_WHEN_ASKED = 2**31 - 1
+@dataclass(frozen=True)
+class Move(Generic[T]):
+    """One move on the counters or the ledger: a statement, its values and what its rows mean.
+
+    ``run()`` sends it on this thread's connection; ``run_on(db)`` sends it from an event loop on
+    the session of the thread that owns the run (the budget guard, agenticos/loopdb.py). Either
+    way it is one statement, one round trip, and the same outcome."""
+
+    statement: Statement
+    params: dict
+    outcome: Callable[[list[tuple]], T]
+
+    def run(self) -> T:
+        return self.outcome(_execute_hot(self.statement, self.params))
+
+    async def run_on(self, db: LoopConnection) -> T:
+        return self.outcome(await db.fetch(self.statement, self.params))
 
 
 def _ids(values: list[int]) -> list[Int8]:
     return [Int8(value) for value in values]
 
 
-def budget_reserve(caps: list[Cap], estimate_usd: Decimal, *, held_usd: Decimal = ZERO) -> None:
+def reserve_move(caps: list[Cap], estimate_usd: Decimal, *, held_usd: Decimal = ZERO) -> Move[None]:
     """Check every cap against its own counter and reserve ``estimate_usd`` on all of them, in one
-    statement holding the counters' row locks; raise BudgetExceeded naming the cap that bound.
+    statement holding the counters' row locks; the outcome raises BudgetExceeded naming the cap
+    that bound.
 
     Spent is committed + reserved: the other runs' settled requests, this run's own ledger (its
     entries are in the counter once, so a resumed run is not counted twice) and every request
@@ -207,8 +220,11 @@ def budget_reserve(caps: list[Cap], estimate_usd: Decimal, *, held_usd: Decimal 
         "estimate": Decimal(estimate_usd),
         "held": Decimal(held_usd),
     }
-    refused = dict(_execute_hot(_RESERVE_SQL, params))
-    _raise_refusal(caps, refused)
+    return Move(_RESERVE, params, lambda rows: _raise_refusal(caps, dict(rows)))
+
+
+def budget_reserve(caps: list[Cap], estimate_usd: Decimal, *, held_usd: Decimal = ZERO) -> None:
+    reserve_move(caps, estimate_usd, held_usd=held_usd).run()
 
 
 def _limits(caps: list[Cap]) -> list[Decimal | None]:
@@ -228,9 +244,13 @@ def _raise_refusal(caps: list[Cap], refused: dict) -> None:
         raise refusal
 
 
-def budget_release(counter_ids: list[int], reserved_usd: Decimal) -> None:
+def release_move(counter_ids: list[int], reserved_usd: Decimal) -> Move[None]:
     """Give back a reservation whose request never produced a response."""
-    _execute_hot(_RELEASE_SQL, {"ids": _ids(counter_ids), "reserved": Decimal(reserved_usd)})
+    return Move(_RELEASE, {"ids": _ids(counter_ids), "reserved": Decimal(reserved_usd)}, lambda rows: None)
+
+
+def budget_release(counter_ids: list[int], reserved_usd: Decimal) -> None:
+    release_move(counter_ids, reserved_usd).run()
 
 
 # --- the ledger ---------------------------------------------------------------------------------
@@ -254,7 +274,7 @@ class Charge:
     next_refused: BudgetExceeded | None = None
 
 
-def charge_record(
+def charge_move(
     *,
     organization_id: int,
     agent_id: int | None,
@@ -269,41 +289,46 @@ def charge_record(
     reserved_usd: Decimal = ZERO,
     next_caps: list[Cap] | None = None,
     next_reserve_usd: Decimal = ZERO,
-) -> Charge:
+) -> Move[Charge]:
     """Price one charge and book it: the entry, the run's ledger and the counters, atomically.
 
     ``reserved_usd`` is the estimate reserved for it, released in the same write (settle). With
     ``next_caps`` (the same counters, with their limits) and ``next_reserve_usd`` > 0, the same
-    statement reserves the run's next request as budget_reserve would, once this charge is
+    statement reserves the run's next request as reserve_move would, once this charge is
     booked; a refusal is returned in ``next_refused``, never raised: the charge is booked anyway.
     """
     price = price_usage(provider, model_name, input_tokens, output_tokens)
     if next_caps is not None:
         assert [cap.counter_id for cap in next_caps] == list(counter_ids)
-    rows = _execute_hot(
-        _SETTLE_SQL,
-        {
-            "ledger": None if ledger_id is None else Int8(ledger_id),
-            "organization": Int8(organization_id),
-            "agent": None if agent_id is None else Int8(agent_id),
-            "kind": str(kind),
-            "provider": provider,
-            "model": model_name,
-            "input": Int8(input_tokens),
-            "output": Int8(output_tokens),
-            "cost": Decimal(price.cost_usd),
-            "priced": price.priced,
-            "month": month,
-            "ids": _ids(counter_ids),
-            "limits": _limits(next_caps) if next_caps is not None else [None] * len(counter_ids),
-            "reserved": Decimal(reserved_usd),
-            "next": Decimal(next_reserve_usd) if next_caps is not None else ZERO,
-            "requests": Int8(1 if kind == EntryKind.MODEL_REQUEST else 0),
-        },
-    )
-    refused = dict(rows)
-    next_refused = _refusal(next_caps, refused) if next_caps is not None else None
-    return Charge(price.cost_usd, price.priced, input_tokens, output_tokens, next_refused)
+    params = {
+        "ledger": None if ledger_id is None else Int8(ledger_id),
+        "organization": Int8(organization_id),
+        "agent": None if agent_id is None else Int8(agent_id),
+        "kind": str(kind),
+        "provider": provider,
+        "model": model_name,
+        "input": Int8(input_tokens),
+        "output": Int8(output_tokens),
+        "cost": Decimal(price.cost_usd),
+        "priced": price.priced,
+        "month": month,
+        "ids": _ids(counter_ids),
+        "limits": _limits(next_caps) if next_caps is not None else [None] * len(counter_ids),
+        "reserved": Decimal(reserved_usd),
+        "next": Decimal(next_reserve_usd) if next_caps is not None else ZERO,
+        "requests": Int8(1 if kind == EntryKind.MODEL_REQUEST else 0),
+    }
+
+    def charge(rows: list[tuple]) -> Charge:
+        next_refused = _refusal(next_caps, dict(rows)) if next_caps is not None else None
+        return Charge(price.cost_usd, price.priced, input_tokens, output_tokens, next_refused)
+
+    return Move(_SETTLE, params, charge)
+
+
+def charge_record(**charge) -> Charge:
+    """Book one charge now, on this thread's connection (see charge_move)."""
+    return charge_move(**charge).run()
 
 
 def ingestion_charge_record(

@@ -5,6 +5,7 @@ holds is booked or given back by the time it ends."""
 from decimal import Decimal
 
 import pytest
+from asgiref.sync import async_to_sync
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.usage import RequestUsage
 
@@ -79,10 +80,10 @@ def test_a_reservation_made_ahead_that_no_request_uses_is_given_back(org, member
 
 def test_the_settle_books_the_charge_and_reserves_ahead_when_the_caps_allow(org, member):
     meter = meter_for(org, member, org_limit=Decimal("10"))
-    meter.reserve(Decimal("0.01"))
+    async_to_sync(meter.reserve)(Decimal("0.01"))
     assert [c.reserved_usd for c in counters(org)] == [Decimal("0.01")] * 2
 
-    record = meter.settle(tool_call_response(), Decimal("0.02"))
+    record = async_to_sync(meter.settle)(tool_call_response(), Decimal("0.02"))
 
     assert LedgerEntry.objects.filter(ledger_id=meter.ledger_id).count() == 1
     assert not meter.refused_ahead and meter.held_usd == Decimal("0.02")
@@ -92,9 +93,9 @@ def test_the_settle_books_the_charge_and_reserves_ahead_when_the_caps_allow(org,
     assert meter.covered(Decimal("0.015"))
     # A larger one tops up before it is sent: the reservation is replaced, not added to.
     assert not meter.covered(Decimal("0.03"))
-    meter.reserve(Decimal("0.03"))
+    async_to_sync(meter.reserve)(Decimal("0.03"))
     assert [c.reserved_usd for c in counters(org)] == [Decimal("0.03")] * 2
-    meter.release()
+    async_to_sync(meter.release)()
     assert [c.reserved_usd for c in counters(org)] == [0, 0]
 
 
@@ -104,9 +105,9 @@ def test_a_cap_refuses_the_reservation_ahead_but_the_charge_is_booked_and_asked_
     meter = meter_for(org, member, org_limit=Decimal("1"))
     earlier = queued_run(member, org, published_agent(org, name="Earlier"))
     book_spend(earlier, Decimal("0.999"))
-    meter.reserve(Decimal("0.0005"))  # 0.999 spent: admitted
+    async_to_sync(meter.reserve)(Decimal("0.0005"))  # 0.999 spent: admitted
 
-    meter.settle(tool_call_response(output_tokens=100), Decimal("0.01"))
+    async_to_sync(meter.settle)(tool_call_response(output_tokens=100), Decimal("0.01"))
 
     # Booked: the organization is now at or past its cap, so nothing was reserved ahead.
     assert LedgerEntry.objects.filter(ledger_id=meter.ledger_id).count() == 1
@@ -118,20 +119,20 @@ def test_a_cap_refuses_the_reservation_ahead_but_the_charge_is_booked_and_asked_
     # The next request is not covered: it asks again before it is sent, and is refused by name.
     assert not meter.covered(Decimal("0.0001"))
     with pytest.raises(BudgetExceeded) as refusal:
-        meter.reserve(Decimal("0.0001"))
+        async_to_sync(meter.reserve)(Decimal("0.0001"))
     assert refusal.value.scope == BudgetScope.ORGANIZATION
     # Room appears (another run's request is released, here: the earlier spend is refunded):
     # asked again, it goes.
     BudgetCounter.objects.filter(scope=BudgetScope.ORGANIZATION, organization=org).update(
         committed_usd=0
     )
-    meter.reserve(Decimal("0.0001"))
+    async_to_sync(meter.reserve)(Decimal("0.0001"))
     assert not meter.refused_ahead and meter.held_usd == Decimal("0.0001")
 
 
 def test_an_answer_reserves_nothing_ahead(org, member):
     meter = meter_for(org, member)
-    meter.reserve(Decimal("0.01"))
+    async_to_sync(meter.reserve)(Decimal("0.01"))
     answer = ModelResponse(
         parts=[TextPart("done")],
         usage=RequestUsage(input_tokens=5, output_tokens=2),
@@ -139,7 +140,7 @@ def test_an_answer_reserves_nothing_ahead(org, member):
     )
 
     assert meter.next_estimate(answer) == 0
-    meter.settle(answer, meter.next_estimate(answer))
+    async_to_sync(meter.settle)(answer, meter.next_estimate(answer))
 
     assert meter.held_usd == 0
     assert [c.reserved_usd for c in counters(org)] == [0, 0]

@@ -1,0 +1,174 @@
+"""Prepared statements sent from an event loop on a database session another thread owns.
+
+A run is driven by pydantic-ai on an event loop (``async_to_sync``'s loop thread) while its
+database session belongs to the worker thread that prepared it: the thread whose transaction the
+run's rows live in (a test runs inside one). Every model request books its cost on that session.
+Hopping to the owning thread for each booking (``sync_to_async``) costs a thread wake-up each way
+and has two threads contend for the GIL while the run streams: about a millisecond per request
+on a two-core machine, more than the statement itself (docs/runner.md, "Benchmark").
+
+So the few statements a run sends per request are sent from the loop itself, with libpq's
+asynchronous calls (``psycopg.pq``) on the owning thread's connection: the same session and
+transaction, no thread hop, and the loop waits for the socket like for any other I/O. While a
+statement is in flight it holds psycopg's connection lock, so the owning thread's own queries wait
+for it instead of interleaving; statements sent from the loop go one at a time. A statement is
+always read to its end — a cancelled caller waits for it — so the session stays usable.
+
+Statements are written with named placeholders (``%(name)s``, every value a bound parameter),
+prepared once per connection, and their values adapted by psycopg's own ``Transformer``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import DEFAULT_DB_ALIAS, connections
+from psycopg import errors, pq
+from psycopg.adapt import PyFormat, Transformer
+
+_PLACEHOLDER = re.compile(r"%\((\w+)\)s")
+# How long the loop waits before trying again for the connection while its owning thread is using it.
+_LOCK_RETRY_SECONDS = 0.0005
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One SQL statement with named placeholders, sent prepared."""
+
+    name: str
+    sql: str
+    # The placeholders in order of first appearance: the statement's $1, $2, ...
+    params: tuple[str, ...] = field(init=False)
+    positional_sql: bytes = field(init=False)
+
+    def __post_init__(self) -> None:
+        order: list[str] = []
+
+        def positional(match: re.Match) -> str:
+            if match.group(1) not in order:
+                order.append(match.group(1))
+            return f"${order.index(match.group(1)) + 1}"
+
+        object.__setattr__(self, "positional_sql", _PLACEHOLDER.sub(positional, self.sql).encode())
+        object.__setattr__(self, "params", tuple(order))
+
+
+# What each connection has prepared: {(statement name, parameter types): prepared name}.
+_prepared: weakref.WeakKeyDictionary[Any, dict[tuple, bytes]] = weakref.WeakKeyDictionary()
+
+
+class LoopConnection:
+    """The owning thread's database session, used from an event loop. Build it on the owning
+    thread (it opens the connection if needed); use it from one event loop at a time."""
+
+    def __init__(self, alias: str = DEFAULT_DB_ALIAS) -> None:
+        self._wrapper = connections[alias]
+        self._wrapper.ensure_connection()
+        self._connection = self._wrapper.connection
+        self._turn: asyncio.Lock | None = None
+
+    async def fetch(self, statement: Statement, params: dict[str, Any]) -> list[tuple]:
+        """Execute ``statement`` with ``params`` and return its rows (none for a statement that
+        returns none). Database errors are raised as Django's, as the ORM raises them."""
+        exchange = asyncio.ensure_future(self._fetch(statement, params))
+        try:
+            return await asyncio.shield(exchange)
+        except asyncio.CancelledError:
+            # The statement is on the wire: read it to its end before giving up.
+            while not exchange.done():
+                try:
+                    await asyncio.wait({exchange})
+                except asyncio.CancelledError:
+                    pass
+            raise
+
+    async def _fetch(self, statement: Statement, params: dict[str, Any]) -> list[tuple]:
+        if self._turn is None:
+            self._turn = asyncio.Lock()
+        async with self._turn:
+            lock = self._connection.lock
+            while not lock.acquire(blocking=False):  # the owning thread is running a query
+                await asyncio.sleep(_LOCK_RETRY_SECONDS)
+            try:
+                with self._wrapper.wrap_database_errors:
+                    return await self._exchange(statement, [params[name] for name in statement.params])
+            finally:
+                lock.release()
+
+    async def _exchange(self, statement: Statement, values: list[Any]) -> list[tuple]:
+        connection = self._connection
+        if connection.closed:
+            raise errors.OperationalError("the connection is closed")
+        pgconn = connection.pgconn
+        if not connection.autocommit and pgconn.transaction_status == pq.TransactionStatus.IDLE:
+            # psycopg opens the transaction lazily, before its next query: this is that query.
+            pgconn.send_query(b"BEGIN")
+            self._check(await self._results(pgconn))
+        transformer = Transformer(connection)
+        dumped = transformer.dump_sequence(values, [PyFormat.AUTO] * len(values))
+        try:
+            result = await self._execute_prepared(statement, transformer, dumped)
+        except errors.InvalidSqlStatementName:
+            # Something deallocated every prepared statement of the session (DISCARD ALL,
+            # DEALLOCATE ALL). Outside a transaction nothing was lost: prepare it again.
+            _prepared.pop(connection, None)
+            if pgconn.transaction_status != pq.TransactionStatus.IDLE:
+                raise
+            result = await self._execute_prepared(statement, transformer, dumped)
+        if result is None or result.status != pq.ExecStatus.TUPLES_OK:
+            return []
+        transformer.set_pgresult(result)
+        return transformer.load_rows(0, result.ntuples, tuple)
+
+    async def _execute_prepared(self, statement: Statement, transformer: Transformer, dumped) -> Any:
+        pgconn = self._connection.pgconn
+        prepared = _prepared.setdefault(self._connection, {})
+        key = (statement.name, tuple(transformer.types))
+        name = prepared.get(key)
+        if name is None:
+            name = f"agenticos_{statement.name}_{len(prepared)}".encode()
+            pgconn.send_prepare(name, statement.positional_sql, param_types=transformer.types)
+            self._check(await self._results(pgconn))
+            prepared[key] = name
+        pgconn.send_query_prepared(name, dumped, param_formats=transformer.formats)
+        return self._check(await self._results(pgconn))
+
+    def _check(self, results: list) -> Any:
+        for result in results:
+            if result.status not in (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK):
+                raise errors.error_from_result(result, encoding=self._connection.info.encoding)
+        return results[-1] if results else None
+
+    async def _results(self, pgconn) -> list:
+        """Flush what was sent and read every result of it, waiting on the socket, never blocking."""
+        loop = asyncio.get_running_loop()
+        while pgconn.flush() != 0:
+            await _ready(loop, pgconn.socket, writable=True)
+        results = []
+        while True:
+            while pgconn.is_busy():
+                await _ready(loop, pgconn.socket)
+                pgconn.consume_input()
+            result = pgconn.get_result()
+            if result is None:
+                return results
+            results.append(result)
+
+
+async def _ready(loop: asyncio.AbstractEventLoop, fd: int, *, writable: bool = False) -> None:
+    ready = loop.create_future()
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    add, remove = (loop.add_writer, loop.remove_writer) if writable else (loop.add_reader, loop.remove_reader)
+    add(fd, wake)
+    try:
+        await ready
+    finally:
+        remove(fd)
