@@ -4,7 +4,10 @@ import pytest
 
 from apps.approvals.models import ToolApproval
 from apps.runs.events import frames_after
-from apps.runs.models import Message, RunStep
+from apps.runs.models import Message, Run, RunStep
+from apps.runs.runner import prepare
+from apps.runs.services import run_claim_running, run_create
+from tests.runs.factories import published_agent
 
 from .factories import ADD_ONE, ADD_TWO, gated_agent, run_now
 
@@ -66,3 +69,26 @@ def test_a_surface_with_nobody_to_ask_gets_a_refusal_the_model_relays(org, membe
 def test_a_parked_run_keeps_what_it_spent(org, member):
     run = run_now(member, org, gated_agent(org), ADD_ONE)
     assert run.request_count == 1 and run.cost_usd > 0
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("capabilities", "mode", "has_work"),
+    [
+        ([], "follow", False),  # nothing the spec gates: the gate is left out of the agent
+        ([{"id": "planning"}], "follow", False),  # planning's tools act on nothing: none gated
+        ([{"id": "planning", "tool_approval": {"add_task": "required"}}], "follow", True),
+        ([{"id": "planning"}], "ask_all", True),  # every call is held
+        ([{"id": "ask_user"}], "follow", True),  # the question tool comes from the gate
+    ],
+)
+def test_the_gate_joins_the_run_only_when_it_has_something_to_hold(org, member, capabilities, mode, has_work):
+    agent = published_agent(org, capabilities=capabilities)
+    run = run_create(actor=member, organization=org, agent=agent, input="hi", surface="chat", approval_mode=mode)
+    assert run_claim_running(run.pk)
+
+    prepared = prepare(Run.objects.get(pk=run.pk))
+
+    assert prepared.approval_gate.has_work() is has_work
+    joined = prepared.approval_gate in prepared.agent.root_capability.capabilities
+    assert joined is has_work

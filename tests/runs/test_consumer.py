@@ -19,7 +19,7 @@ from apps.orgs.models import Membership
 from apps.orgs.services import api_key_create
 from apps.runs import events
 from apps.runs.consumers import ACCESS_FRESH_SECONDS
-from apps.runs.events import FramePublisher, frames_after, reset_frames
+from apps.runs.events import REPLIES_READ_EVERY, FramePublisher, frames_after, reset_frames
 from apps.runs.models import Run
 
 from .factories import published_agent, queued_run
@@ -499,3 +499,19 @@ def test_a_publisher_frame_is_stored_once_flushed_and_a_refused_frame_is_an_erro
     second.close()
     first.close()
     assert [frame["delta"] for frame in frames_after(run.pk)] == ["a", "b"]
+
+
+def test_frames_sent_together_are_numbered_in_order_and_every_reply_is_read(org, member, agent):
+    run = queued_run(member, org, agent)
+    reset_frames(run.pk)
+    frames = FramePublisher(run.pk)
+
+    frames.send({"type": "cost", "request": 1}, {"type": "context_usage", "input_tokens": 10})
+    for n in range(REPLIES_READ_EVERY * 3):  # past the point where replies are read along the way
+        frames.send({"type": "text_delta", "delta": str(n)})
+    frames.close()
+
+    stored = frames_after(run.pk)
+    assert [frame["seq"] for frame in stored] == list(range(1, REPLIES_READ_EVERY * 3 + 3))
+    assert [frame["type"] for frame in stored[:3]] == ["cost", "context_usage", "text_delta"]
+    assert not frames._unacknowledged
