@@ -73,20 +73,8 @@ class LoopConnection:
 
     async def fetch(self, statement: Statement, params: dict[str, Any]) -> list[tuple]:
         """Execute ``statement`` with ``params`` and return its rows (none for a statement that
-        returns none). Database errors are raised as Django's, as the ORM raises them."""
-        exchange = asyncio.ensure_future(self._fetch(statement, params))
-        try:
-            return await asyncio.shield(exchange)
-        except asyncio.CancelledError:
-            # The statement is on the wire: read it to its end before giving up.
-            while not exchange.done():
-                try:
-                    await asyncio.wait({exchange})
-                except asyncio.CancelledError:
-                    pass
-            raise
-
-    async def _fetch(self, statement: Statement, params: dict[str, Any]) -> list[tuple]:
+        returns none). Database errors are raised as Django's, as the ORM raises them. Cancelled
+        once sent, it is read to its end first (see ``_results``)."""
         if self._turn is None:
             self._turn = asyncio.Lock()
         async with self._turn:
@@ -144,19 +132,35 @@ class LoopConnection:
         return results[-1] if results else None
 
     async def _results(self, pgconn) -> list:
-        """Flush what was sent and read every result of it, waiting on the socket, never blocking."""
+        """Flush what was sent and read every result of it, waiting on the socket, never blocking.
+
+        A cancellation arriving meanwhile is held back until everything is read — a statement on
+        the wire cannot be taken back, and the session must stay usable — then raised."""
         loop = asyncio.get_running_loop()
+        cancelled = False
         while pgconn.flush() != 0:
-            await _ready(loop, pgconn.socket, writable=True)
+            cancelled |= await _wait(loop, pgconn.socket, writable=True)
         results = []
         while True:
             while pgconn.is_busy():
-                await _ready(loop, pgconn.socket)
+                cancelled |= await _wait(loop, pgconn.socket)
                 pgconn.consume_input()
             result = pgconn.get_result()
             if result is None:
-                return results
+                break
             results.append(result)
+        if cancelled:
+            raise asyncio.CancelledError
+        return results
+
+
+async def _wait(loop: asyncio.AbstractEventLoop, fd: int, *, writable: bool = False) -> bool:
+    """Wait until ``fd`` is ready; True when a cancellation arrived meanwhile (held back)."""
+    try:
+        await _ready(loop, fd, writable=writable)
+    except asyncio.CancelledError:
+        return True
+    return False
 
 
 async def _ready(loop: asyncio.AbstractEventLoop, fd: int, *, writable: bool = False) -> None:

@@ -144,25 +144,51 @@ class FramePublisher:
         weakref.finalize(self, self._connection.disconnect)
         # Frames written whose reply is not read yet, oldest first: (seq, payload).
         self._unacknowledged: deque[tuple[int, str]] = deque()
+        # Frames numbered but not written yet (``hold``), oldest first.
+        self._held: list[tuple[int, str]] = []
+
+    def hold(self, *frames: dict) -> None:
+        """Number ``frames`` now and write them with the next send, or at ``release()``: frames
+        nobody waits on to the millisecond (a gauge, a call just starting) ride along with the
+        next write instead of costing a write of their own."""
+        self._held.extend(self._numbered(frames))
+
+    @property
+    def holding(self) -> bool:
+        return bool(self._held)
 
     def send(self, *frames: dict) -> None:
-        """Number and write ``frames`` (one socket write for all of them)."""
-        if len(self._unacknowledged) >= REPLIES_READ_EVERY:
-            self._read_replies(wait=False)
-        packed = []
-        for frame in frames:
-            self.seq += 1
-            payload = json.dumps({**frame, "seq": self.seq, "run_id": self.run_id}, default=str)
-            self._unacknowledged.append((self.seq, payload))
-            packed.append(self._packed_xadd(self.seq, payload))
-        try:
-            self._connection.send_packed_command(packed, check_health=False)
-        except (redis.ConnectionError, redis.TimeoutError):
-            self._rewrite_unacknowledged()
+        """Write the held frames and ``frames``, numbered in that order, in one socket write."""
+        held, self._held = self._held, []
+        self._write([*held, *self._numbered(frames)])
+
+    def release(self) -> None:
+        """Write the held frames now."""
+        if self._held:
+            self.send()
 
     def flush(self) -> None:
-        """Wait until Redis has stored every frame sent so far (or raise the error it answered)."""
+        """Wait until Redis has stored every frame sent or held so far (or raise the error it answered)."""
+        self.release()
         self._read_replies(wait=True)
+
+    def _numbered(self, frames) -> list[tuple[int, str]]:
+        numbered = []
+        for frame in frames:
+            self.seq += 1
+            numbered.append((self.seq, json.dumps({**frame, "seq": self.seq, "run_id": self.run_id}, default=str)))
+        return numbered
+
+    def _write(self, entries: list[tuple[int, str]]) -> None:
+        if len(self._unacknowledged) >= REPLIES_READ_EVERY:
+            self._read_replies(wait=False)
+        self._unacknowledged.extend(entries)
+        try:
+            self._connection.send_packed_command(
+                [self._packed_xadd(seq, payload) for seq, payload in entries], check_health=False
+            )
+        except (redis.ConnectionError, redis.TimeoutError):
+            self._rewrite_unacknowledged()
 
     def close(self) -> None:
         try:

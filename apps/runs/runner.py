@@ -72,6 +72,9 @@ logger = logging.getLogger(__name__)
 
 # How often a running run looks for a cancel request.
 CANCEL_POLL_SECONDS = 0.25
+# The longest a held frame (a request's cost and context gauge, a tool call starting) waits for
+# the next write before it is written on its own.
+HELD_FRAMES_SECONDS = 0.05
 
 INTERNAL_ERROR_SENTENCE = "The run failed with an internal error; the details are in the server log."
 
@@ -269,9 +272,18 @@ async def drive(prepared: PreparedRun, frames: FramePublisher | None, state: Dri
     run_id = prepared.run.pk
     token = CancellationToken()
     send = frames.send if frames is not None else (lambda *frames: None)
+    loop = asyncio.get_running_loop()
+
+    def hold(*held: dict) -> None:
+        # A frame nobody waits on to the millisecond rides with the next write (docs/live-runs.md).
+        if frames is None:
+            return
+        if not frames.holding:
+            loop.call_later(HELD_FRAMES_SECONDS, frames.release)
+        frames.hold(*held)
 
     def settled(record: RequestRecord) -> None:
-        send(
+        hold(
             {
                 "type": "cost",
                 "request": record.number,
@@ -312,7 +324,7 @@ async def drive(prepared: PreparedRun, frames: FramePublisher | None, state: Dri
                 elif Agent.is_call_tools_node(node):
                     async with node.stream(agent_run.ctx) as stream:
                         async for event in stream:
-                            _tool_event_frame(event, send)
+                            _tool_event_frame(event, send, hold)
             output = agent_run.result.output if agent_run.result is not None else ""
             if isinstance(output, DeferredToolRequests):
                 state.deferred, output = output, ""
@@ -344,9 +356,9 @@ def _model_event_frame(event, send, state: DriveState) -> None:
             send({"type": "thinking_delta", "delta": event.delta.content_delta})
 
 
-def _tool_event_frame(event, send) -> None:
+def _tool_event_frame(event, send, hold) -> None:
     if isinstance(event, FunctionToolCallEvent):
-        send(
+        hold(
             {
                 "type": "tool_call",
                 "tool_name": event.part.tool_name,

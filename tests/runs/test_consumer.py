@@ -515,3 +515,27 @@ def test_frames_sent_together_are_numbered_in_order_and_every_reply_is_read(org,
     assert [frame["seq"] for frame in stored] == list(range(1, REPLIES_READ_EVERY * 3 + 3))
     assert [frame["type"] for frame in stored[:3]] == ["cost", "context_usage", "text_delta"]
     assert not frames._unacknowledged
+
+
+def test_held_frames_keep_their_number_and_go_out_with_the_next_write_or_the_flush(org, member, agent):
+    run = queued_run(member, org, agent)
+    reset_frames(run.pk)
+    frames = FramePublisher(run.pk)
+
+    frames.hold({"type": "tool_call", "tool_name": "think"})
+    frames.flush()  # a flush writes what is held
+    frames.hold({"type": "cost", "request": 1})
+    assert [frame["seq"] for frame in frames_after(run.pk)] == [1]  # held: numbered, not written
+    frames.send({"type": "text_delta", "delta": "a"})
+    frames.hold({"type": "context_usage", "input_tokens": 3})
+    frames.release()
+    frames.flush()
+
+    stored = frames_after(run.pk)
+    assert [(frame["seq"], frame["type"]) for frame in stored] == [
+        (1, "tool_call"),
+        (2, "cost"),
+        (3, "text_delta"),
+        (4, "context_usage"),
+    ]
+    frames.close()

@@ -6,6 +6,7 @@ import pytest
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, UserPromptPart
 
 from apps.agents.models import ModelProfile
+from apps.runs.events import frames_after
 from apps.runs.models import Message, Run
 from apps.runs.runner import execute_run
 from apps.spend.models import Ledger
@@ -162,3 +163,20 @@ def test_a_cancelled_queued_run_is_never_executed(org, member):
     assert execute_run(run.pk) is None
     run.refresh_from_db()
     assert run.status == "cancelled" and run.request_count == 0
+
+
+def test_a_runs_frames_hold_every_requests_cost_in_order_before_the_end(org, member):
+    run = queued_run(member, org, published_agent(org), text="/steps 2")
+    execute_run(run.pk)
+
+    frames = frames_after(run.pk)
+    assert [frame["seq"] for frame in frames] == list(range(1, len(frames) + 1))
+    kinds = [frame["type"] for frame in frames]
+    assert kinds[0] == "run_started" and kinds[-1] == "run_finished"
+    # The cost and context gauge of each of the 3 requests (held to ride with the next write)
+    # are all written, in request order, before the terminal frame.
+    costs = [frame for frame in frames if frame["type"] == "cost"]
+    assert [frame["request"] for frame in costs] == [1, 2, 3]
+    assert kinds.count("context_usage") == 3
+    assert kinds.count("tool_call") == kinds.count("tool_result") == 2
+    assert sum(Decimal(frame["cost_usd"]) for frame in costs) == Run.objects.get(pk=run.pk).cost_usd
