@@ -63,20 +63,23 @@ _prepared: weakref.WeakKeyDictionary[Any, dict[tuple, bytes]] = weakref.WeakKeyD
 
 class LoopConnection:
     """The owning thread's database session, used from an event loop. Build it on the owning
-    thread (it opens the connection if needed); use it from one event loop at a time."""
+    thread (it opens the connection if needed); use it from one event loop at a time, while the
+    owning thread waits for that loop (``async_to_sync``) or runs its own queries in between."""
 
     def __init__(self, alias: str = DEFAULT_DB_ALIAS) -> None:
         self._wrapper = connections[alias]
         self._wrapper.ensure_connection()
         self._connection = self._wrapper.connection
         self._turn: asyncio.Lock | None = None
+        self._turn_loop: asyncio.AbstractEventLoop | None = None
 
     async def fetch(self, statement: Statement, params: dict[str, Any]) -> list[tuple]:
         """Execute ``statement`` with ``params`` and return its rows (none for a statement that
         returns none). Database errors are raised as Django's, as the ORM raises them. Cancelled
         once sent, it is read to its end first (see ``_results``)."""
-        if self._turn is None:
-            self._turn = asyncio.Lock()
+        loop = asyncio.get_running_loop()
+        if self._turn is None or self._turn_loop is not loop:  # an asyncio lock serves one loop
+            self._turn, self._turn_loop = asyncio.Lock(), loop
         async with self._turn:
             lock = self._connection.lock
             while not lock.acquire(blocking=False):  # the owning thread is running a query

@@ -331,9 +331,11 @@ async def drive(prepared: PreparedRun, frames: FramePublisher | None, state: Dri
             state.output = str(output)
     finally:
         watcher.cancel()
-        from apps.spend.guard import _current_meter
-
-        _current_meter.reset(meter_token)
+        # A check already sent is read to its end (loopdb) before the session goes back to the worker.
+        await asyncio.gather(watcher, return_exceptions=True)
+        prepared.meter.deactivate(meter_token)
+        if frames is not None:
+            frames.release()  # nothing of this run's loop follows for held frames to ride with
         if state.agent_run is not None:
             try:
                 state.messages = state.agent_run.all_messages()

@@ -30,7 +30,7 @@ from agenticos.loopdb import LoopConnection
 from . import services
 from .models import BudgetScope, EntryKind
 from .pricing import price_usage
-from .tokens import CHARS_PER_TOKEN, messages_chars, tokens_for, tool_definitions_chars
+from .tokens import CHARS_PER_TOKEN, messages_chars, schema_chars, tokens_for, tool_text_chars
 
 # What a request's answer is assumed to cost before it exists, when the request names no
 # max_tokens: the reservation other runs see while it is in flight.
@@ -88,6 +88,7 @@ class RunMeter:
     _last_input_chars: int = 0
     _max_tokens: int = OUTPUT_RESERVE_TOKENS
     _counted: dict = field(default_factory=dict, repr=False)
+    _schemas: dict = field(default_factory=dict, repr=False)
     _month: dt.date | None = None
     _caps: list[services.Cap] = field(default_factory=list)
 
@@ -110,6 +111,10 @@ class RunMeter:
     def activate(self) -> contextvars.Token:
         return _current_meter.set(self)
 
+    @staticmethod
+    def deactivate(token: contextvars.Token) -> None:
+        _current_meter.reset(token)
+
     def _counters(self) -> list[services.Cap]:
         month = services.month_of()
         if month != self._month:  # first use, or the run crossed into a new month
@@ -126,7 +131,7 @@ class RunMeter:
 
     def estimate(self, request_context: Any) -> Decimal:
         params = request_context.model_request_parameters
-        chars = self._messages_chars(request_context.messages) + tool_definitions_chars(params.function_tools)
+        chars = self._messages_chars(request_context.messages) + self._tools_chars(params.function_tools)
         chars += sum(len(getattr(part, "content", "") or "") for part in (params.instruction_parts or ()))
         self._last_input_chars = chars
         self._max_tokens = (request_context.model_settings or {}).get("max_tokens") or OUTPUT_RESERVE_TOKENS
@@ -142,6 +147,18 @@ class RunMeter:
             if known is None or known[0] is not message or known[1] != len(message.parts):
                 known = self._counted[id(message)] = (message, len(message.parts), messages_chars([message]))
             total += known[2]
+        return total
+
+    def _tools_chars(self, tool_defs) -> int:
+        # A tool's definition is rebuilt for every request, but its parameter schema is the same
+        # object each time: its JSON length is measured once per schema (kept, as above).
+        total = 0
+        for tool_def in tool_defs:
+            schema = tool_def.parameters_json_schema
+            known = self._schemas.get(id(schema))
+            if known is None or known[0] is not schema:
+                known = self._schemas[id(schema)] = (schema, schema_chars(schema))
+            total += tool_text_chars(tool_def) + known[1]
         return total
 
     def covered(self, estimate_usd: Decimal) -> bool:

@@ -44,9 +44,13 @@ class LedgerEntry(models.Model):
     """
 
     ledger = models.ForeignKey(Ledger, on_delete=models.CASCADE, null=True, blank=True, related_name="entries")
-    organization = models.ForeignKey("orgs.Organization", on_delete=models.CASCADE, related_name="ledger_entries")
+    # No index of their own: the (organization, month) and (agent, month) indexes below start with
+    # them, and every model request inserts an entry (each index is one more write).
+    organization = models.ForeignKey(
+        "orgs.Organization", on_delete=models.CASCADE, related_name="ledger_entries", db_index=False
+    )
     agent = models.ForeignKey(
-        "agents.Agent", on_delete=models.CASCADE, null=True, blank=True, related_name="ledger_entries"
+        "agents.Agent", on_delete=models.CASCADE, null=True, blank=True, related_name="ledger_entries", db_index=False
     )
     kind = models.CharField(max_length=16, choices=EntryKind.choices, default=EntryKind.MODEL_REQUEST)
     provider = models.CharField(max_length=32, blank=True)

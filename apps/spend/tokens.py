@@ -53,6 +53,12 @@ def messages_chars(messages: Iterable[ModelMessage]) -> int:
 
 
 def tool_definitions_chars(tool_defs: Iterable[ToolDefinition]) -> int:
-    return sum(
-        len(t.name) + len(t.description or "") + len(json.dumps(t.parameters_json_schema)) for t in tool_defs
-    )
+    return sum(tool_text_chars(t) + schema_chars(t.parameters_json_schema) for t in tool_defs)
+
+
+def tool_text_chars(tool_def: ToolDefinition) -> int:
+    return len(tool_def.name) + len(tool_def.description or "")
+
+
+def schema_chars(schema: dict) -> int:
+    return len(json.dumps(schema))

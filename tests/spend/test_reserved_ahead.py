@@ -2,6 +2,7 @@
 next one, under the same check and locks as a reservation made just before it; whatever a run
 holds is booked or given back by the time it ends."""
 
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
@@ -11,6 +12,7 @@ from pydantic_ai.usage import RequestUsage
 
 from apps.runs.models import Run
 from apps.runs.runner import execute_run
+from apps.spend import services
 from apps.spend.guard import RunMeter
 from apps.spend.models import BudgetCounter, BudgetScope, Ledger, LedgerEntry
 from apps.spend.services import BudgetExceeded, month_of
@@ -144,3 +146,27 @@ def test_an_answer_reserves_nothing_ahead(org, member):
 
     assert meter.held_usd == 0
     assert [c.reserved_usd for c in counters(org)] == [0, 0]
+
+
+def test_a_run_crossing_into_a_new_month_moves_what_it_holds_to_the_new_months_counters(
+    org, member, monkeypatch
+):
+    meter = meter_for(org, member, org_limit=Decimal("10"))
+    async_to_sync(meter.reserve)(Decimal("0.01"))
+    async_to_sync(meter.settle)(tool_call_response(), Decimal("0.02"))  # 0.02 held ahead, this month
+    this_month = month_of()
+    next_month = (this_month + timedelta(days=32)).replace(day=1)
+    monkeypatch.setattr(services, "month_of", lambda moment=None: next_month)
+
+    assert not meter.covered(Decimal("0.001"))  # a reservation ahead in last month's counters
+    async_to_sync(meter.reserve)(Decimal("0.01"))
+
+    old = BudgetCounter.objects.filter(organization=org, month=this_month)
+    new = BudgetCounter.objects.filter(organization=org, month=next_month).order_by("pk")
+    assert [c.reserved_usd for c in old] == [0, 0]
+    assert [(c.scope, c.reserved_usd) for c in new] == [
+        (BudgetScope.AGENT, Decimal("0.01")),
+        (BudgetScope.ORGANIZATION, Decimal("0.01")),
+    ]
+    async_to_sync(meter.release)()
+    assert [c.reserved_usd for c in new.all()] == [0, 0]
