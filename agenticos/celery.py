@@ -10,5 +10,6 @@ app = Celery("agenticos")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
-# Connect the worker's heartbeat signals (read by /healthz).
+# Connect the worker's heartbeat signals (read by /healthz) and the startup-heap freeze.
+import agenticos.heap  # noqa: E402,F401
 import agenticos.heartbeat  # noqa: E402,F401

@@ -32,6 +32,7 @@ from django.db import connection
 from pydantic_ai import Agent, UsageLimits
 
 from agenticos.celery import app as celery_app
+from agenticos.heap import freeze_startup_heap
 from apps.orgs.choices import Role
 from apps.runs import runner
 from apps.runs.events import FramePublisher
@@ -100,6 +101,7 @@ def _governed_run(user, org, agent, prompt: str) -> float:
 def test_governance_overhead_per_model_request(cast):
     org, user, agent = cast
     prompt = f"/steps {STEPS - 1}"
+    freeze_startup_heap()  # as a worker does once it is ready (agenticos/heap.py)
 
     bare_times: list[float] = []
     governed_times: list[float] = []

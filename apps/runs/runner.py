@@ -299,11 +299,12 @@ async def drive(prepared: PreparedRun, frames: FramePublisher | None, state: Dri
     prepared.guard.on_settled = settled
 
     async def watch_for_cancel() -> None:
+        # A cancel asked before the claim already ended the run; the first look is one poll in.
         while True:
+            await asyncio.sleep(CANCEL_POLL_SECONDS)
             if await services.run_cancel_requested(prepared.meter.db, run_id):
                 token.cancel()
                 return
-            await asyncio.sleep(CANCEL_POLL_SECONDS)
 
     watcher = asyncio.create_task(watch_for_cancel())
     meter_token = prepared.meter.activate()
