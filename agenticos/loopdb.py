@@ -11,8 +11,9 @@ So the few statements a run sends per request are sent from the loop itself, wit
 asynchronous calls (``psycopg.pq``) on the owning thread's connection: the same session and
 transaction, no thread hop, and the loop waits for the socket like for any other I/O. While a
 statement is in flight it holds psycopg's connection lock, so the owning thread's own queries wait
-for it instead of interleaving; statements sent from the loop go one at a time. A statement is
-always read to its end — a cancelled caller waits for it — so the session stays usable.
+for it instead of interleaving; statements sent from the loop go one at a time, and never into a
+transaction the owning thread opened after them. A statement is always read to its end — a
+cancelled caller waits for it — so the session stays usable.
 
 Statements are written with named placeholders (``%(name)s``, every value a bound parameter),
 prepared once per connection, and their values adapted by psycopg's own ``Transformer``.
@@ -70,6 +71,8 @@ class LoopConnection:
         self._wrapper = connections[alias]
         self._wrapper.ensure_connection()
         self._connection = self._wrapper.connection
+        # Built inside a transaction (a test), statements belong to it; otherwise to none.
+        self._joins_transaction = not self._connection.autocommit
         self._turn: asyncio.Lock | None = None
         self._turn_loop: asyncio.AbstractEventLoop | None = None
 
@@ -81,14 +84,25 @@ class LoopConnection:
         if self._turn is None or self._turn_loop is not loop:  # an asyncio lock serves one loop
             self._turn, self._turn_loop = asyncio.Lock(), loop
         async with self._turn:
-            lock = self._connection.lock
-            while not lock.acquire(blocking=False):  # the owning thread is running a query
-                await asyncio.sleep(_LOCK_RETRY_SECONDS)
+            await self._take_session()
             try:
                 with self._wrapper.wrap_database_errors:
                     return await self._exchange(statement, [params[name] for name in statement.params])
             finally:
+                self._connection.lock.release()
+
+    async def _take_session(self) -> None:
+        """Take psycopg's lock on the session: wait while the owning thread runs a query, and —
+        when this was built outside a transaction, as in a worker — while the owning thread is
+        inside a transaction of its own: a statement sent then would join it, and its rollback
+        would take the statement with it."""
+        lock = self._connection.lock
+        while True:
+            if lock.acquire(blocking=False):
+                if self._joins_transaction or self._connection.autocommit:
+                    return
                 lock.release()
+            await asyncio.sleep(_LOCK_RETRY_SECONDS)
 
     async def _exchange(self, statement: Statement, values: list[Any]) -> list[tuple]:
         connection = self._connection

@@ -3,6 +3,8 @@ it — the run's own transaction, one statement at a time, never interleaved wit
 thread's queries, always read to its end."""
 
 import asyncio
+import contextlib
+import threading
 import time
 
 import pytest
@@ -129,3 +131,32 @@ def test_a_statement_opening_an_atomic_block_belongs_to_it_and_rolls_back_with_i
         raise Undo
 
     assert Organization.objects.get(pk=org.pk).name == original
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_statement_never_joins_a_transaction_the_owning_thread_opened_since(org):
+    original = org.name
+    db = LoopConnection()  # outside any transaction, as in a worker
+    inside = threading.Event()
+
+    def owner_renames_then_rolls_back():
+        with contextlib.suppress(RuntimeError), transaction.atomic():
+            Organization.objects.filter(pk=org.pk).update(name="Never committed")
+            inside.set()
+            time.sleep(0.3)
+            raise RuntimeError("roll back")
+
+    async def both():
+        owner = asyncio.ensure_future(sync_to_async(owner_renames_then_rolls_back)())
+        while not inside.is_set():
+            await asyncio.sleep(0.005)
+        started = time.monotonic()
+        rows = await db.fetch(NAME_OF, {"id": Int8(org.pk)})
+        waited = time.monotonic() - started
+        await owner
+        return rows, waited
+
+    rows, waited = async_to_sync(both)()
+
+    assert rows == [(original,)]  # it did not read (or write) inside the owner's transaction
+    assert waited >= 0.2  # it waited for that transaction to end
