@@ -101,7 +101,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "servestatic.middleware.ServeStaticMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -162,9 +162,12 @@ STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 # Only production collects static files (the Dockerfile sets STATIC_ROOT); locally the finders serve them.
 STATIC_ROOT = env_str("STATIC_ROOT", None)
-# Serve straight from the finders so `make run` needs no collectstatic step.
-WHITENOISE_USE_FINDERS = True
-WHITENOISE_AUTOREFRESH = DEBUG
+# Static files are served by ServeStatic (an ASGI-aware WhiteNoise: under uvicorn a file streams
+# asynchronously instead of being read whole first). Straight from the finders, so `make run`
+# needs no collectstatic step; from STATIC_ROOT as well where it was collected (Docker).
+SERVESTATIC_USE_FINDERS = True
+SERVESTATIC_USE_STATIC_ROOT = STATIC_ROOT is not None
+SERVESTATIC_AUTOREFRESH = DEBUG
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 SESSION_COOKIE_HTTPONLY = True
