@@ -223,10 +223,6 @@ def reserve_move(caps: list[Cap], estimate_usd: Decimal, *, held_usd: Decimal = 
     return Move(_RESERVE, params, lambda rows: _raise_refusal(caps, dict(rows)))
 
 
-def budget_reserve(caps: list[Cap], estimate_usd: Decimal, *, held_usd: Decimal = ZERO) -> None:
-    reserve_move(caps, estimate_usd, held_usd=held_usd).run()
-
-
 def _limits(caps: list[Cap]) -> list[Decimal | None]:
     return [None if cap.limit_usd is None else Decimal(cap.limit_usd) for cap in caps]
 
@@ -247,10 +243,6 @@ def _raise_refusal(caps: list[Cap], refused: dict) -> None:
 def release_move(counter_ids: list[int], reserved_usd: Decimal) -> Move[None]:
     """Give back a reservation whose request never produced a response."""
     return Move(_RELEASE, {"ids": _ids(counter_ids), "reserved": Decimal(reserved_usd)}, lambda rows: None)
-
-
-def budget_release(counter_ids: list[int], reserved_usd: Decimal) -> None:
-    release_move(counter_ids, reserved_usd).run()
 
 
 # --- the ledger ---------------------------------------------------------------------------------
