@@ -4,7 +4,7 @@ import os
 
 from celery import Celery
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agenticos.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agenticos.settings.base")
 
 app = Celery("agenticos")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -17,7 +17,7 @@ import sys
 
 def _django_command(argv: list[str]) -> int:
     """Run a management command in this process; its failure becomes a message and an exit code."""
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agenticos.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agenticos.settings.base")
     import django
     from django.core.management import CommandError, call_command, execute_from_command_line
 

@@ -5,6 +5,7 @@ DATABASE_URL / REDIS_URL are unset. They are real servers, not stand-ins."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -36,6 +37,8 @@ class EmbeddedServices:
         import pgserver  # imported here: only the embedded path needs it
         import psycopg
 
+        # pgserver logs every pg_ctl command it runs at INFO, output included.
+        logging.getLogger("pgserver").setLevel(logging.WARNING)
         pg_dir = self.data_dir / "pg"
         pg_dir.mkdir(parents=True, exist_ok=True)
         self._postgres = pgserver.get_server(pg_dir, cleanup_mode="stop")
@@ -74,6 +77,9 @@ class EmbeddedServices:
                 str(redis_dir / "redis.log"),
             ],
             stdin=subprocess.DEVNULL,
+            # It logs to its file; holding our stdout open would keep a pipe reader waiting.
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
             start_new_session=True,  # Ctrl-C reaches the launcher, which stops Redis last
         )
         self.redis_url = f"redis://127.0.0.1:{port}/0"
@@ -114,6 +120,29 @@ def _wait_for_port(port: int, process: subprocess.Popen, timeout: float = 15) ->
         except OSError:
             time.sleep(0.05)
     raise RuntimeError(f"redis-server did not open port {port} within {timeout}s")
+
+
+def server_identity(database_url: str, redis_url: str) -> dict:
+    """What tells one PostgreSQL and one Redis server apart from any other: the cluster's system
+    identifier and the database name, Redis's run id. Two servers on the same port at different
+    times, or two clusters behind one socket path, never share these."""
+    import psycopg
+    import redis
+
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        system_identifier, database = conn.execute(
+            "SELECT system_identifier, current_database() FROM pg_control_system()"
+        ).fetchone()
+    client = redis.Redis.from_url(redis_url)
+    try:
+        run_id = client.info("server")["run_id"]
+    finally:
+        client.close()
+    return {
+        "postgres_system_identifier": str(system_identifier),
+        "postgres_database": database,
+        "redis_run_id": run_id,
+    }
 
 
 def ensure_services(data_dir: Path, environ: dict) -> EmbeddedServices:

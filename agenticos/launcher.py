@@ -27,8 +27,9 @@ def _settings_env():
 
 
 def _setup_django(environ: dict) -> None:
-    os.environ.update({k: v for k, v in environ.items() if k in {"DATABASE_URL", "REDIS_URL"}})
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agenticos.settings")
+    # The services and the public URL are decided by now; settings are evaluated from here on.
+    os.environ.update(environ)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agenticos.settings.base")
     import django
 
     django.setup()
@@ -93,6 +94,9 @@ def up() -> int:
     environ = dict(os.environ)
     print(f"AgenticOS: data in {data_dir}", flush=True)
     services = ensure_services(data_dir, environ)
+    # Links in e-mails and notifications must reach this server, whichever port it is on.
+    if not environ.get("AGENTICOS_PUBLIC_URL"):
+        environ["AGENTICOS_PUBLIC_URL"] = f"http://127.0.0.1:{config['port']}"
     processes: dict[str, subprocess.Popen] = {}
     stopping = False
 

@@ -33,6 +33,7 @@ from pydantic_ai import Agent, UsageLimits
 
 from agenticos.celery import app as celery_app
 from agenticos.heap import freeze_startup_heap
+from agenticos.settings.env import database_url_of
 from apps.orgs.choices import Role
 from apps.runs import runner
 from apps.runs.events import FramePublisher
@@ -214,16 +215,12 @@ class _Floor:
 
 
 def _worker_env() -> dict[str, str]:
-    db = settings.DATABASES["default"]
-    host = db.get("HOST") or "127.0.0.1"
-    port = db.get("PORT") or "5432"
-    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
     return {
         **os.environ,
         # The test database pytest-django created, which this test commits its rows to.
-        "DATABASE_URL": f"postgresql://{db['USER']}{password}@{host}:{port}/{db['NAME']}",
+        "DATABASE_URL": database_url_of(settings.DATABASES["default"]),
         "REDIS_URL": settings.REDIS_URL,
-        "DJANGO_SETTINGS_MODULE": "agenticos.settings",
+        "DJANGO_SETTINGS_MODULE": "agenticos.settings.base",
         "LOG_LEVEL": "WARNING",
     }
 

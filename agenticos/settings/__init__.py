@@ -1,3 +1,8 @@
-"""Settings package: `base` for every environment, `test` for the pytest suite."""
+"""Settings package. The module Django loads is `agenticos.settings.base` (every environment) or
+`agenticos.settings.test` (the suite).
 
-from .base import *  # noqa: F401,F403
+This file deliberately imports nothing: the launcher and the test runner import the typed
+readers in `env` before they have decided which PostgreSQL and Redis to use, and evaluating
+`base` at that moment would fix DATABASES and REDIS_URL from an environment that does not name
+them yet.
+"""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -115,3 +115,17 @@ def check_redis_url(url: str, *, name: str = "REDIS_URL") -> str:
     if urlsplit(url).scheme not in {"redis", "rediss", "unix"}:
         raise ImproperlyConfigured(f"{name} must be a redis:// URL, got {url!r}")
     return url
+
+
+def database_url_of(database: dict) -> str:
+    """The inverse of `parse_database_url`, for handing Django's connection to a child process
+    (a socket directory as HOST becomes `?host=`, as libpq spells it)."""
+    user = quote(database.get("USER") or "", safe="")
+    password = database.get("PASSWORD")
+    credentials = f"{user}:{quote(password, safe='')}" if password else user
+    host = database.get("HOST") or ""
+    name = quote(database["NAME"], safe="")
+    if host.startswith("/"):
+        return f"postgresql://{credentials}@/{name}?host={quote(host, safe='/')}"
+    port = f":{database['PORT']}" if database.get("PORT") else ""
+    return f"postgresql://{credentials}@{host or '127.0.0.1'}{port}/{name}"

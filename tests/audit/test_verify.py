@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
+from agenticos.settings.env import database_url_of
 from apps.audit import checkpoints
 from apps.audit.chain import entry_hash
 from apps.audit.models import AuditEntry
@@ -257,10 +258,10 @@ def test_the_agenticos_command_exits_non_zero_on_a_broken_chain(org, owner, chec
     database = connection.settings_dict
     env = {
         **os.environ,
-        "DATABASE_URL": f"postgresql://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
+        "DATABASE_URL": database_url_of(database),
         "AUDIT_CHECKPOINT_DIR": str(checkpoint_dir),
         "AUDIT_CHECKPOINT_KEY": "test-checkpoint-key-0123456789abcdef",
-        "DJANGO_SETTINGS_MODULE": "agenticos.settings",
+        "DJANGO_SETTINGS_MODULE": "agenticos.settings.base",
     }
     agenticos = Path(sys.executable).with_name("agenticos")
 

@@ -1,0 +1,64 @@
+"""The suite talks to exactly the PostgreSQL and Redis the test runner chose.
+
+Settings are evaluated once, at import; if anything evaluated them before the runner had put
+the service URLs in the environment, the suite would quietly use whatever the empty environment
+pointed at (a developer's `make run` server, or a socket where nothing listens). The runner
+records the identity of the servers it started or was given; these tests compare it with the
+servers the suite's own connections reach.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import redis
+from django.conf import settings
+from django.db import connection
+
+from agenticos.testrun import SUITE_SERVICES_VARIABLE
+
+
+@pytest.fixture
+def chosen_by_runner() -> dict:
+    recorded = os.environ.get(SUITE_SERVICES_VARIABLE)
+    assert recorded, (
+        f"{SUITE_SERVICES_VARIABLE} is unset: run the suite through `make test` or "
+        "`agenticos test`, which decide the services before Django's settings are read"
+    )
+    return json.loads(recorded)
+
+
+@pytest.mark.django_db
+def test_database_is_the_server_the_runner_chose(chosen_by_runner):
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT system_identifier, current_database() FROM pg_control_system()")
+        system_identifier, database = cursor.fetchone()
+    assert str(system_identifier) == chosen_by_runner["postgres_system_identifier"]
+    # The suite works in its own per-process test database beside the runner's database.
+    assert database == settings.DATABASES["default"]["TEST"]["NAME"]
+    assert database.startswith(f"test_{chosen_by_runner['postgres_database']}_")
+
+
+def test_redis_is_the_server_the_runner_chose(chosen_by_runner):
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    try:
+        assert client.info("server")["run_id"] == chosen_by_runner["redis_run_id"]
+    finally:
+        client.close()
+
+
+def test_reading_the_environment_readers_does_not_evaluate_settings():
+    # The launcher and the runner import the readers before the services are decided.
+    probe = (
+        "import sys, agenticos.settings.env, agenticos.testrun, agenticos.launcher;"
+        "print(sorted(m for m in sys.modules if m.startswith('agenticos.settings')))"
+    )
+    environment = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], env=environment, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert loaded == "['agenticos.settings', 'agenticos.settings.env']"
