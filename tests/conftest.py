@@ -148,3 +148,28 @@ def page(monkeypatch):
         context.set_default_timeout(20_000)
         yield context.new_page()
         browser.close()
+
+
+@pytest.fixture
+def as_if_built():
+    """Make capabilities count as built for one test (a builder that offers nothing), so the
+    declaration side — manifest rows, renames, approvals — can be checked before a capability's
+    tools exist. Restores the real table afterwards."""
+    from apps.capabilities.implementations import (
+        register_toolset,
+        toolset_builder,
+        unregister_toolset,
+    )
+
+    replaced: dict[str, object] = {}
+
+    def mark(*capability_ids: str) -> None:
+        for capability_id in capability_ids:
+            replaced.setdefault(capability_id, toolset_builder(capability_id))
+            if replaced[capability_id] is None:
+                register_toolset(capability_id, lambda binding, context: None)
+
+    yield mark
+    for capability_id, previous in replaced.items():
+        if previous is None:
+            unregister_toolset(capability_id)

@@ -57,6 +57,9 @@ class ToolManifest:
 
 def binding_tool_rows(binding: CapabilityBinding) -> tuple[list[ToolRow], list[WithheldTool]]:
     cap = get_capability(binding.id)
+    if not cap.available:
+        reason = f"the {cap.name} capability is not available yet ({cap.unavailable_reason})"
+        return [], [WithheldTool(cap.id, t.id, reason) for t in cap.tools]
     config = cap.parse_config(binding.config)
     offered = {t.id for t in cap.offered_tools(config)}
     rows: list[ToolRow] = []

@@ -33,17 +33,26 @@ def _what_enables(cap: Capability) -> str:
 
 
 def your_setup_section(spec: AgentSpec | dict) -> str:
-    """The section listing the capabilities this agent has and those it lacks, with what would
-    enable them. Deterministic: the same spec always gives the same text."""
+    """The section listing the capabilities this agent has, those switched on that this deployment
+    has not built yet, and those it lacks, with what would enable them. Deterministic: the same
+    spec always gives the same text."""
     if not isinstance(spec, AgentSpec):
         spec = AgentSpec.model_validate(spec)
     enabled = {b.id for b in spec.enabled_bindings()}
     has: list[Capability] = []
+    not_built: list[Capability] = []
     lacks: list[Capability] = []
     for cap in all_capabilities():
         if cap.id in SPEC_FORBIDDEN_CAPABILITIES:
             continue  # granted per chat binding; the runner mentions it where a channel grants it
-        (has if cap.id in enabled else lacks).append(cap)
+        if cap.id not in enabled:
+            lacks.append(cap)
+        elif cap.available:
+            has.append(cap)
+        else:
+            # Switched on, but a run gets none of its tools: telling the model it has them is
+            # how an agent comes to promise a web search it cannot make.
+            not_built.append(cap)
 
     lines = [YOUR_SETUP_HEADING, ""]
     lines.append(
@@ -58,6 +67,13 @@ def your_setup_section(spec: AgentSpec | dict) -> str:
             lines.append(f"- {cap.name} ({cap.id}): {_first_sentence(cap.description)} Tools: {tools}.")
     else:
         lines.append("- No capabilities: you can only answer from the conversation itself.")
+    if not_built:
+        lines.append("")
+        lines.append("You cannot do yet (switched on for you, but not built in this deployment):")
+        for cap in not_built:
+            lines.append(
+                f"- {cap.name} ({cap.id}): you have none of its tools — {cap.unavailable_reason}."
+            )
     lines.append("")
     lines.append("You do not have:")
     if lacks:

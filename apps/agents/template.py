@@ -21,7 +21,7 @@ from apps.capabilities.registry import all_capabilities
 from .spec import AgentSpec, Budget, CapabilityBinding
 
 TEMPLATE_AGENT_NAME = "AgenticOS"
-TEMPLATE_AGENT_DESCRIPTION = "The organization's starting agent: every recommended capability, ready to use."
+TEMPLATE_AGENT_DESCRIPTION = "The organization's starting agent: every recommended capability this deployment offers, ready to use."
 # A starting agent with a cap of its own, so a new organization sees spend governed from day one;
 # the organization's own cap (DEFAULT_ORG_MONTHLY_BUDGET_USD) still applies above it.
 TEMPLATE_MONTHLY_BUDGET_USD = Decimal("25.00")
@@ -30,16 +30,22 @@ TEMPLATE_INSTRUCTIONS = """\
 You are AgenticOS, this organization's general-purpose assistant.
 
 Help the person in front of you get their work done: answer directly, show your reasoning when it \
-matters, and say plainly when you are unsure or could not do something. Use your tools when they \
-make the answer better — search and read the web for anything current, calculate instead of \
-estimating, keep notes in memory when the person asks you to remember something, and ask the \
-person when a decision is theirs to make. Never claim to have done something a tool did not do.\
+matters, and say plainly when you are unsure or could not do something. Use the tools listed \
+under "Your setup" when they make the answer better — calculate instead of estimating, plan \
+longer work, and ask the person when a decision is theirs to make. Never claim a tool you do not \
+have, and never claim to have done something a tool did not do.\
 """
 
 
 def template_bindings() -> list[CapabilityBinding]:
-    """The registry's recommended capabilities, each bound with its defaults and approvals."""
-    return [CapabilityBinding(id=cap.id) for cap in all_capabilities() if cap.recommended]
+    """The registry's recommended capabilities that this deployment has built, each bound with
+    its defaults and approvals. A recommended capability joins the template the day its tools
+    exist; until then New agent would switch on something no run can use."""
+    return [
+        CapabilityBinding(id=cap.id)
+        for cap in all_capabilities()
+        if cap.recommended and cap.available
+    ]
 
 
 def template_spec() -> AgentSpec:

@@ -199,6 +199,6 @@ def _ask_user_binding_builder(binding, context):
 
 
 def register_ask_user_toolset() -> None:
-    from apps.runs.toolsets import register_toolset
+    from apps.capabilities.implementations import register_toolset
 
     register_toolset("ask_user", _ask_user_binding_builder)

@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from .conditions import condition_json
+from .implementations import is_built
 from .schema import CapabilityConfig, config_json_schema, config_schema_copy
 from .tool_text import compose_summary, has_tool_text_shape, render_tool_text
 
@@ -190,8 +191,8 @@ class Capability:
     recommended: bool
     advanced: bool
     config_model: type[BaseModel]
-    available: bool
-    unavailable_reason: str
+    # Why it is not available while no builder is registered, in words.
+    not_built_reason: str
     # For CONDITIONAL: which configurations need a key.
     key_condition: Callable[[Any], bool] | None = None
     # What the key is for, in words ("for the paid methods", "the provider's API key").
@@ -201,6 +202,16 @@ class Capability:
     examples: tuple[str, ...] = ()
     needs: str = ""
     never: str = ""
+
+    # -- availability --------------------------------------------------------------------
+    @property
+    def available(self) -> bool:
+        """True exactly when a run gets this capability's tools: its code registered a builder."""
+        return is_built(self.id)
+
+    @property
+    def unavailable_reason(self) -> str:
+        return "" if self.available else self.not_built_reason
 
     # -- configuration -------------------------------------------------------------------
     def parse_config(self, config: Any = None) -> BaseModel:
@@ -279,7 +290,6 @@ def build_capability(
     recommended: bool = False,
     advanced: bool = False,
     config_model: type[BaseModel],
-    available: bool = False,
     unavailable_reason: str = NOT_BUILT_REASON,
 ) -> Capability:
     """Check a declaration and return the frozen :class:`Capability`; raise on anything wrong."""
@@ -315,10 +325,8 @@ def build_capability(
         defaults = config_model()
     except Exception as exc:  # a declaration bug, surfaced at import with its cause
         raise refuse(f"config model {config_model.__name__} is not usable: {exc}") from exc
-    if not available and not unavailable_reason.strip():
-        raise refuse("an unavailable capability says why (unavailable_reason)")
-    if available:
-        unavailable_reason = ""
+    if not unavailable_reason.strip():
+        raise refuse("a capability says why it is unavailable while it has no builder")
 
     seen: set[str] = set()
     bound: list[ToolSpec] = []
@@ -359,8 +367,7 @@ def build_capability(
         recommended=recommended,
         advanced=advanced,
         config_model=config_model,
-        available=available,
-        unavailable_reason=unavailable_reason,
+        not_built_reason=unavailable_reason,
         key_condition=key_condition,
         key_note=key_note,
         voice_note=voice_note,
@@ -453,7 +460,8 @@ def register(**declaration: Any) -> Capability:
 
     Keyword arguments: ``id, name, category, does, examples, needs, never, tools, voice,
     config_model`` and optionally ``scopes, key_requirement, key_condition, key_note,
-    voice_note, recommended, advanced, available, unavailable_reason``. ``tools`` has no
+    voice_note, recommended, advanced, unavailable_reason``. Whether it is available is not
+    declared: it is, exactly when its code registers a toolset builder (``implementations``). ``tools`` has no
     default on purpose: a capability without tools writes ``tools=()``.
     """
     return REGISTRY.register(**declaration)

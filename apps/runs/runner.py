@@ -50,6 +50,7 @@ from apps.agents.setup import your_setup_section
 from apps.agents.validation import SpecNotRunnable, assert_runnable
 from apps.approvals import parking
 from apps.approvals.gate import ApprovalGate, ApprovalModeRefused, gate_for_run
+from apps.capabilities.implementations import toolset_builder
 from apps.capabilities.tools import contributions, planning
 from apps.capabilities.tools.chart_svg import render_chart_svg
 from apps.capabilities.tools.charts import chart_artifact
@@ -66,7 +67,7 @@ from .gauge import context_gauge
 from .modelbuilder import ModelHandle, ModelUnavailable, build_model, model_profile_for
 from .models import Conversation, Run
 from .offline import offline_toolset
-from .toolsets import ToolsetContext, toolset_builder
+from .toolsets import ToolsetContext
 
 logger = logging.getLogger(__name__)
 

@@ -4,16 +4,14 @@ The capability registry (apps.capabilities) declares what each capability's tool
 that implements them registers a builder here. ``prepare()`` looks every enabled binding up and
 hands its builder what the run resolved beforehand (STYLE.md: a tool never reaches into the
 database on its own). A binding whose capability has no builder yet contributes no tools and is
-listed in ``PreparedRun.unbuilt_capabilities``.
+listed in ``PreparedRun.unbuilt_capabilities``; the table of builders is
+``apps.capabilities.implementations``, which is what makes a capability *available*.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-from pydantic_ai.toolsets import AbstractToolset
 
 
 @dataclass(frozen=True)
@@ -28,23 +26,3 @@ class ToolsetContext:
     # Decrypted key of the binding's secret, when it has one.
     secret_value: str | None = None
     extras: dict[str, Any] = field(default_factory=dict)
-
-
-# builder(binding, context) -> a toolset, or None when this configuration offers no tool.
-ToolsetBuilder = Callable[[Any, ToolsetContext], AbstractToolset | None]
-
-_BUILDERS: dict[str, ToolsetBuilder] = {}
-
-
-def register_toolset(capability_id: str, builder: ToolsetBuilder) -> ToolsetBuilder:
-    """Register the builder of one capability's tools (one per capability; re-registering replaces)."""
-    _BUILDERS[capability_id] = builder
-    return builder
-
-
-def unregister_toolset(capability_id: str) -> None:
-    _BUILDERS.pop(capability_id, None)
-
-
-def toolset_builder(capability_id: str) -> ToolsetBuilder | None:
-    return _BUILDERS.get(capability_id)

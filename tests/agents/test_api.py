@@ -185,7 +185,8 @@ def test_versions_of_another_organizations_agent_are_404(client_for, owner, org,
     assert client_for(owner, org).get(f"/api/v1/agents/{theirs.pk}/versions/").status_code == 404
 
 
-def test_tools_lists_the_published_versions_tools(client_for, builder, org, agent):
+def test_tools_lists_the_published_versions_tools(client_for, builder, org, agent, as_if_built):
+    as_if_built("sandbox")
     client = client_for(builder, org)
     assert client.get(f"/api/v1/agents/{agent.pk}/tools/").status_code == 422
     client.patch(

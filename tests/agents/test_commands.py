@@ -21,7 +21,8 @@ def run(*args):
 
 
 @pytest.fixture
-def published(make_agent, builder):
+def published(make_agent, builder, as_if_built):
+    as_if_built("sandbox")
     agent = make_agent(
         spec_with(
             binding("sandbox", tool_overrides={"write_file": {"name": "save_notes"}}, tool_approval={"read_file": "required"}),

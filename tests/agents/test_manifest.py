@@ -11,10 +11,13 @@ SPEC_BINDABLE = [c for c in all_capabilities() if c.id != "channel_tools"]
 
 
 @pytest.mark.parametrize("cap", SPEC_BINDABLE, ids=lambda c: c.id)
-def test_drift_every_declared_tool_is_offered_or_withheld_exactly_as_the_registry_says(cap):
+def test_drift_every_declared_tool_is_offered_or_withheld_exactly_as_the_registry_says(
+    cap, as_if_built
+):
     """The tools a run is given are the tools the capability declares and offers — no more, no
     fewer. A capability that gains a tool in code without declaring it (or declares one that is
     never given) fails here."""
+    as_if_built(cap.id)
     manifest = tool_manifest(spec_with(binding(cap.id)))
     offered = [row.tool_id for row in manifest.tools]
     withheld = [w.tool_id for w in manifest.withheld]
@@ -23,7 +26,16 @@ def test_drift_every_declared_tool_is_offered_or_withheld_exactly_as_the_registr
     assert all(row.capability == cap.id for row in manifest.tools)
 
 
-def test_drift_delegation_offers_lifecycle_tools_only_when_background_is_reachable():
+@pytest.mark.parametrize("cap", [c for c in SPEC_BINDABLE if not c.available], ids=lambda c: c.id)
+def test_an_unbuilt_capability_withholds_every_tool_and_says_why(cap):
+    manifest = tool_manifest(spec_with(binding(cap.id)))
+    assert manifest.tools == []
+    assert [w.tool_id for w in manifest.withheld] == list(cap.tool_ids)
+    assert all(f"the {cap.name} capability is not available yet" in w.reason for w in manifest.withheld)
+
+
+def test_drift_delegation_offers_lifecycle_tools_only_when_background_is_reachable(as_if_built):
+    as_if_built("subagents")
     sync = offered_tool_names(spec_with(binding("subagents")))
     assert "task" in sync and "check_task" not in sync and "answer_subagent" not in sync
     dynamic = offered_tool_names(spec_with(binding("subagents", {"allow_dynamic": True, "mode": "async"})))
@@ -42,7 +54,8 @@ def test_approval_resolution_tool_override_then_binding_then_side_effects():
     assert approval_required(spec, "browser_read") is False
 
 
-def test_a_rename_never_removes_the_gate():
+def test_a_rename_never_removes_the_gate(as_if_built):
+    as_if_built("sandbox")
     spec = spec_with(binding("sandbox", tool_overrides={"write_file": {"name": "save_notes"}}, tool_approval={"write_file": "required"}))
     names = offered_tool_names(spec)
     assert names["save_notes"] == "write_file" and "write_file" not in names

@@ -36,9 +36,12 @@ def test_the_setup_hook_is_idempotent():
     assert again.current_version.number == 1
 
 
-def test_the_template_binds_exactly_the_recommended_capabilities_and_passes_publish(org, builder):
-    recommended = [c.id for c in all_capabilities() if c.recommended]
-    assert [b.id for b in template_spec().capabilities] == recommended
+def test_the_template_binds_exactly_the_recommended_capabilities_built_here_and_passes_publish(
+    org, builder
+):
+    offered = [c.id for c in all_capabilities() if c.recommended and c.available]
+    assert [b.id for b in template_spec().capabilities] == offered
+    assert "web_research" not in offered and "ask_user" in offered
     assert template_spec().budget.monthly_usd is not None
     assert validate_spec(new_agent_spec(), organization=org, actor=builder) == []
 
@@ -62,9 +65,18 @@ def test_your_setup_lists_what_the_agent_has_and_what_would_enable_the_rest():
     assert "channel_tools" not in text  # granted per chat binding, never by the spec
 
 
-def test_your_setup_of_the_template_names_every_recommended_capability():
+def test_your_setup_of_the_template_names_every_capability_it_binds():
     text = your_setup_section(template_spec())
     have = text.split("You do not have:")[0]
-    for cap in all_capabilities():
-        if cap.recommended:
-            assert f"({cap.id})" in have
+    for binding in template_spec().capabilities:
+        assert f"({binding.id})" in have
+
+
+def test_your_setup_lists_a_switched_on_capability_that_is_not_built_under_what_it_cannot_do():
+    text = your_setup_section({"capabilities": [{"id": "clock"}, {"id": "web_research"}]})
+    have, rest = text.split("You cannot do yet")
+    assert "(clock)" in have and "web_research" not in have
+    cannot, lack = rest.split("You do not have:")
+    assert "Web search (web_research): you have none of its tools" in cannot
+    assert "tools not built yet" in cannot
+    assert "web_research" not in lack

@@ -8,8 +8,12 @@ import asyncio
 import pytest
 from pydantic_ai.toolsets import FunctionToolset
 
+from apps.capabilities.implementations import (
+    register_toolset,
+    toolset_builder,
+    unregister_toolset,
+)
 from apps.runs.offline import HARMLESS_TOOL_METADATA
-from apps.runs.toolsets import register_toolset, toolset_builder, unregister_toolset
 
 TEST_CAPABILITY = "planning"
 # Set by the `slow_ping` fixture, so a run stays running long enough to be cancelled.

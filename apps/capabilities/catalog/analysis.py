@@ -70,7 +70,6 @@ register(
     recommended=True,
     config_model=CodeExecutionConfig,
     # Built: apps/capabilities/tools/.
-    available=True,
 )
 
 # --- sandbox ---------------------------------------------------------------------------------
@@ -315,7 +314,6 @@ register(
     recommended=True,
     config_model=ChartsConfig,
     # Built: apps/capabilities/tools/.
-    available=True,
 )
 
 # --- visuals ---------------------------------------------------------------------------------

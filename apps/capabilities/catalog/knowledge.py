@@ -224,7 +224,6 @@ register(
     voice_note="as is",
     config_model=ContextConfig,
     # Built: apps/capabilities/tools/.
-    available=True,
 )
 
 # --- memory_files ----------------------------------------------------------------------------

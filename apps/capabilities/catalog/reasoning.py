@@ -405,7 +405,6 @@ register(
     recommended=True,
     config_model=PlanningConfig,
     # Built: apps/capabilities/tools/.
-    available=True,
 )
 
 # --- thinking --------------------------------------------------------------------------------
@@ -450,7 +449,6 @@ register(
     voice_note="mapped to the realtime model's own reasoning setting",
     config_model=ThinkingConfig,
     # Built: apps/capabilities/tools/.
-    available=True,
 )
 
 # --- system_reminders ------------------------------------------------------------------------

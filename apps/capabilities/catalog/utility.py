@@ -95,7 +95,6 @@ register(
     recommended=True,
     config_model=ClockConfig,
     # Built: apps/capabilities/tools/.
-    available=True,
 )
 
 # --- guardrails ------------------------------------------------------------------------------

@@ -3,7 +3,7 @@ code_execution ("Calculations") and context. One module per capability; ``failur
 every tool reports trouble; ``contributions`` holds what they add besides tools.
 
 :func:`register_toolsets` (called from the capabilities AppConfig's ``ready()``) registers one
-builder per capability with the runner's ``register_toolset``. A builder is
+builder per capability with ``implementations.register_toolset``. A builder is
 ``builder(binding, ToolsetContext) -> toolset | None`` and reads what the run resolved beforehand
 from ``ToolsetContext.extras`` — a tool never reaches the database itself:
 
@@ -22,6 +22,8 @@ tools and its reminder share one store.
 """
 
 from __future__ import annotations
+
+from ..implementations import register_toolset
 
 BUILDERS_REGISTERED = False
 
@@ -45,10 +47,9 @@ def builders() -> dict:
 
 
 def register_toolsets() -> None:
-    """Register every builder of this package with the runner (idempotent)."""
+    """Register every builder of this package, which makes their capabilities available
+    (idempotent)."""
     global BUILDERS_REGISTERED
-    from apps.runs.toolsets import register_toolset
-
     for capability_id, builder in builders().items():
         register_toolset(capability_id, builder)
     BUILDERS_REGISTERED = True

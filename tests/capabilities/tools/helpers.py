@@ -16,7 +16,8 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from apps.runs.toolsets import ToolsetContext, toolset_builder
+from apps.capabilities.implementations import toolset_builder
+from apps.runs.toolsets import ToolsetContext
 
 
 def toolset_context(**extras: Any) -> ToolsetContext:

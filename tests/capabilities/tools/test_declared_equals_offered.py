@@ -6,11 +6,11 @@ offered set is read from what a real model request carries, not from the toolset
 
 import pytest
 
+from apps.capabilities.implementations import toolset_builder
 from apps.capabilities.registry import get_capability
 from apps.capabilities.tool_text import has_tool_text_shape, split_tool_text
 from apps.capabilities.tools import builders
 from apps.capabilities.tools._toolsets import TOOL_ID_METADATA
-from apps.runs.toolsets import toolset_builder
 
 from .helpers import build, run_agent, toolset_context
 

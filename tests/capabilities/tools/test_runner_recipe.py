@@ -11,11 +11,12 @@ from datetime import UTC, datetime
 
 from pydantic_ai import Agent
 
+from apps.capabilities.implementations import toolset_builder
 from apps.capabilities.tools import contributions
 from apps.capabilities.tools.failures import LastAttemptArguments
 from apps.capabilities.tools.planning import seed_plan, write_back
 from apps.runs.offline import OfflineModel
-from apps.runs.toolsets import ToolsetContext, toolset_builder
+from apps.runs.toolsets import ToolsetContext
 
 from .helpers import tool_returns
 
