@@ -1,11 +1,11 @@
-"""Toolset builders, keyed by capability id: how a binding becomes the tools a run offers.
+"""What a toolset builder is handed: how a binding becomes the tools a run offers.
 
 The capability registry (apps.capabilities) declares what each capability's tools are; the code
-that implements them registers a builder here. ``prepare()`` looks every enabled binding up and
-hands its builder what the run resolved beforehand (STYLE.md: a tool never reaches into the
-database on its own). A binding whose capability has no builder yet contributes no tools and is
-listed in ``PreparedRun.unbuilt_capabilities``; the table of builders is
-``apps.capabilities.implementations``, which is what makes a capability *available*.
+that implements them registers a builder in ``apps.capabilities.implementations`` (which is what
+makes a capability *available*). ``prepare()`` looks every enabled binding up there and hands its
+builder what the run resolved beforehand (STYLE.md: a tool never reaches into the database on its
+own). A binding whose capability has no builder yet contributes no tools and is listed in
+``PreparedRun.unbuilt_capabilities``.
 """
 
 from __future__ import annotations
