@@ -26,6 +26,13 @@ def _settings_env():
     }
 
 
+def derive_public_url(environ: dict, port: int) -> None:
+    """Links in e-mails and notifications must reach this server, whichever port it is on: an
+    unset AGENTICOS_PUBLIC_URL becomes the address the web server is started on."""
+    if not environ.get("AGENTICOS_PUBLIC_URL"):
+        environ["AGENTICOS_PUBLIC_URL"] = f"http://127.0.0.1:{port}"
+
+
 def _setup_django(environ: dict) -> None:
     # The services and the public URL are decided by now; settings are evaluated from here on.
     os.environ.update(environ)
@@ -94,9 +101,7 @@ def up() -> int:
     environ = dict(os.environ)
     print(f"AgenticOS: data in {data_dir}", flush=True)
     services = ensure_services(data_dir, environ)
-    # Links in e-mails and notifications must reach this server, whichever port it is on.
-    if not environ.get("AGENTICOS_PUBLIC_URL"):
-        environ["AGENTICOS_PUBLIC_URL"] = f"http://127.0.0.1:{config['port']}"
+    derive_public_url(environ, config["port"])
     processes: dict[str, subprocess.Popen] = {}
     stopping = False
 

@@ -160,3 +160,17 @@ def test_launcher_on_embedded_services_reuses_its_data(data_root):
     code, second_output, alive = _stop(process)
     assert code == 0 and alive == []
     assert "first@owner.test / the password printed on the first start" in second_output
+
+
+def test_links_follow_the_port_the_console_is_served_on_unless_a_public_url_is_set():
+    from agenticos.launcher import derive_public_url
+
+    unset = {"PORT": "8042"}
+    derive_public_url(unset, 8042)
+    assert unset["AGENTICOS_PUBLIC_URL"] == "http://127.0.0.1:8042"
+    empty = {"AGENTICOS_PUBLIC_URL": ""}
+    derive_public_url(empty, 9000)
+    assert empty["AGENTICOS_PUBLIC_URL"] == "http://127.0.0.1:9000"
+    given = {"AGENTICOS_PUBLIC_URL": "https://agents.example.com"}
+    derive_public_url(given, 9000)
+    assert given["AGENTICOS_PUBLIC_URL"] == "https://agents.example.com"

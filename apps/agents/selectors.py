@@ -78,6 +78,19 @@ def can(user, agent: Agent, action: str) -> bool:
     return user.has_perm(f"agents.{codename}", agent)
 
 
+def agents_runnable_by(user, organization) -> QuerySet[Agent]:
+    """The agents ``user`` may start a run of: published, not archived, and either every agent
+    (``agents:run``) or the ones they hold a ``run_agent`` grant on. The chat's agent picker, the
+    runs API and ``run_create`` all answer "may this person run it?" from this and :func:`can`,
+    the same rule publish validation applies to a delegate."""
+    agents = agents_visible_to(user, organization).filter(current_version__isnull=False)
+    if has_org_permission(user, organization, perms.AGENTS_RUN):
+        return agents
+    return get_objects_for_user(
+        user, "agents.run_agent", klass=agents, accept_global_perms=False
+    )
+
+
 def versions_of(agent: Agent) -> QuerySet[AgentVersion]:
     return AgentVersion.objects.filter(agent=agent).select_related("published_by").order_by("-number")
 

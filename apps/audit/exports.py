@@ -26,7 +26,7 @@ import io
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -34,7 +34,8 @@ from django.core.exceptions import ValidationError
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.db.models import QuerySet
-from django.http import HttpResponse
+from django.http import HttpResponse, QueryDict
+from django.utils import timezone
 
 from .selectors import (
     AUDIT_READ_FIELDS,
@@ -156,14 +157,12 @@ def _check_request(table: ExportTable, window: Window, fmt: str) -> None:
             {"fmt": [f"the {table.name} export is offered as {offered}, not {fmt!r}"]}
         )
     if not window.complete:
-        missing = [
-            end for end, value in (("from", window.start), ("to", window.end)) if value is None
-        ]
+        from_key, to_key = window.keys
         raise ExportRefused(
             {
-                "window": [
-                    f"an export needs both ends of the date range; missing: {', '.join(missing)}"
-                ]
+                key: ["is required: an export needs both ends of the date range"]
+                for key, value in ((from_key, window.start), (to_key, window.end))
+                if value is None
             }
         )
 
@@ -242,6 +241,23 @@ def audit_export(*, user, organization, params, surface: str) -> ExportResult:
         organization=organization,
         surface=surface,
     )
+
+
+def with_shown_window(query: QueryDict, keys: tuple[str, str], *, earliest: datetime | None) -> QueryDict:
+    """The page's query with its date window made explicit, for its download link.
+
+    A console page without dates shows everything up to now, while an export needs both ends:
+    the link carries the day of the first row the page matches (`earliest`; today when none)
+    through today, so "Download" exports what the page shows instead of refusing on first click.
+    """
+    from_key, to_key = keys
+    filled = query.copy()
+    today = timezone.now().astimezone(UTC).date()
+    if not filled.get(from_key):
+        filled[from_key] = (earliest.astimezone(UTC).date() if earliest else today).isoformat()
+    if not filled.get(to_key):
+        filled[to_key] = today.isoformat()
+    return filled
 
 
 def console_download(request, export, *, page_url: str):

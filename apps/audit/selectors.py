@@ -54,6 +54,9 @@ class Window:
 
     start: datetime | None = None
     end: datetime | None = None
+    # The request parameters the ends were read from, so a refusal names them as the caller
+    # spelled them (`created_from`, `started_to` …).
+    keys: tuple[str, str] = field(default=("from", "to"), compare=False)
 
     @property
     def complete(self) -> bool:
@@ -103,7 +106,7 @@ def parse_window(params, from_key: str, to_key: str) -> Window:
             ends[key] = _moment(raw, end_of_day=end_of_day)
             if ends[key] is None:
                 errors[key] = ["must be an ISO 8601 date (2025-01-31) or date-time"]
-    window = Window(ends[from_key], ends[to_key])
+    window = Window(ends[from_key], ends[to_key], keys=(from_key, to_key))
     if window.complete and window.start > window.end:
         errors[to_key] = [f"must not be before {from_key}"]
     if errors:

@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
+from django.db.models import Min
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -14,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from apps.orgs.permissions import AUDIT_READ, has_org_permission
 
-from .exports import EXPORT_ROW_LIMIT, audit_export, console_download
+from .exports import EXPORT_ROW_LIMIT, audit_export, console_download, with_shown_window
 from .forms import ImpersonationForm
 from .impersonation import ImpersonationRefused, impersonation_start, impersonation_stop
 from .selectors import (
@@ -52,11 +53,17 @@ def audit_log(request):
             ),
         )
         filters = AuditFilters()
-    page = Paginator(
-        filters.apply(entries).order_by("-created_at", "-sequence"), PAGE_SIZE
-    ).get_page(request.GET.get("page"))
+    shown = filters.apply(entries)
+    page = Paginator(shown.order_by("-created_at", "-sequence"), PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
     query = request.GET.copy()
     query.pop("page", None)
+    download_query = with_shown_window(
+        query,
+        ("created_from", "created_to"),
+        earliest=shown.aggregate(earliest=Min("created_at"))["earliest"],
+    )
     return render(
         request,
         "audit/log.html",
@@ -67,6 +74,7 @@ def audit_log(request):
             "actions": audit_action_names(entries),
             "filters": filters,
             "query": query.urlencode(),
+            "download_query": download_query.urlencode(),
             "export_limit": EXPORT_ROW_LIMIT,
         },
     )

@@ -76,6 +76,7 @@ def runs_export(*, user, organization, params, surface: str) -> ExportResult:
         end=None
         if filters.started_before is None
         else filters.started_before - dt.timedelta(microseconds=1),
+        keys=("started_from", "started_to"),
     )
     return build_export(
         table=RUNS_TABLE,

@@ -18,6 +18,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
+from apps.agents.selectors import agents_runnable_by
 from apps.orgs.permissions import RUNS_VIEW, has_org_permission
 
 from .choices import TERMINAL_STATUSES
@@ -254,16 +255,9 @@ def own_conversations(user, organization):
     return Conversation.objects.filter(organization=organization, user_id=user.pk).select_related("agent")
 
 
-def runnable_agents(organization):
-    """Agents a chat can start: published and not archived."""
-    from apps.agents.models import Agent, AgentStatus
-
-    return (
-        Agent.objects.filter(organization=organization, current_version__isnull=False)
-        .exclude(status=AgentStatus.ARCHIVED)
-        .select_related("current_version")
-        .order_by("name")
-    )
+def runnable_agents(user, organization):
+    """Agents a chat can start: those ``user`` may run (apps.agents.selectors), by name."""
+    return agents_runnable_by(user, organization).order_by("name")
 
 
 def live_run_of(conversation: Conversation) -> Run | None:

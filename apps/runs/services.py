@@ -19,6 +19,7 @@ from psycopg.types.numeric import Int8
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
 from agenticos.loopdb import LoopConnection, Statement
+from apps.agents.selectors import can
 from apps.audit.services import record_audit
 from apps.orgs.permissions import AGENTS_RUN, RUNS_VIEW, has_org_permission
 from apps.spend.models import Ledger
@@ -68,10 +69,11 @@ def run_create(
     ``approval_mode`` is the chat session's (follow | approve_all | ask_all); ``prepare()`` checks
     it and refuses the turn with a sentence when the session may not have it (apps.approvals.gate).
     """
-    if actor is not None and not has_org_permission(actor, organization, AGENTS_RUN):
-        raise PermissionDenied(f"{AGENTS_RUN} is required")
     if agent.organization_id != organization.pk:
         raise ValidationError({"agent_id": "no such agent"})
+    # agents:run over the organization, or a run grant on this one agent (apps.agents.selectors).
+    if actor is not None and not can(actor, agent, "run"):
+        raise PermissionDenied(f"{AGENTS_RUN} or a run grant on {agent.name} is required")
     if agent.current_version_id is None:
         raise ValidationError({"agent_id": "the agent has no published version yet; publish it first"})
     if agent.status == "archived":
@@ -137,7 +139,7 @@ async def run_cancel_requested(db: LoopConnection, run_id: int) -> bool:
 
 def may_cancel(user, run: Run) -> bool:
     """The person who started a run may stop it; so may anyone who reads every run (runs:view)."""
-    return (run.user_id == user.pk and has_org_permission(user, run.organization, AGENTS_RUN)) or has_org_permission(
+    return (run.user_id == user.pk and can(user, run.agent, "run")) or has_org_permission(
         user, run.organization, RUNS_VIEW
     )
 

@@ -18,15 +18,17 @@ import json
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
+from django.db.models import Min
 from django.http import Http404, HttpResponseBadRequest, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from apps.agents.selectors import agent_for
 from apps.approvals import selectors as approval_selectors
 from apps.approvals.choices import ApprovalMode
 from apps.approvals.views import queue_context
-from apps.audit.exports import console_download
+from apps.audit.exports import console_download, with_shown_window
 from apps.capabilities.tools.chart_svg import render_chart_svg
 from apps.capabilities.tools.charts import chart_artifact
 from apps.orgs import permissions as perms
@@ -62,7 +64,7 @@ def chat(request, conversation_id: int | None = None):
         _attach_run_details(turns, conversation)
         if live_run is not None:
             _attach_parked_cards(turns, live_run)
-    agents = selectors.runnable_agents(organization)
+    agents = selectors.runnable_agents(request.user, organization)
     selected_agent_id = (
         conversation.agent_id if conversation else _int_or_none(request.GET.get("agent"))
     )
@@ -82,7 +84,7 @@ def chat(request, conversation_id: int | None = None):
             "turns": turns,
             "last_gauge": next((t["context"] for t in reversed(turns) if t["context"]), None),
             "live_run": live_run,
-            "can_run": perms.has_org_permission(request.user, organization, perms.AGENTS_RUN),
+            "can_run": agents.exists(),
             "can_decide": perms.has_org_permission(
                 request.user, organization, perms.APPROVALS_DECIDE
             ),
@@ -147,9 +149,10 @@ def _attach_parked_cards(turns, run) -> None:
 def chat_send(request):
     """Start a chat turn. Answers JSON for the page's script, a redirect without one."""
     organization = _organization(request)
-    agent = get_object_or_404(
-        selectors.runnable_agents(organization), pk=_int_or_none(request.POST.get("agent_id"))
-    )
+    # Any agent the person can see; whether they may run it is run_create's to say (a 403).
+    agent = agent_for(request.user, organization, _int_or_none(request.POST.get("agent_id")))
+    if agent is None:
+        raise Http404
     conversation = None
     if request.POST.get("conversation_id"):
         conversation = get_object_or_404(
@@ -302,7 +305,7 @@ def activity(request):
             "slow_threshold_s": SLOW_RUN_MS // 1000,
             "can_decide": can_decide,
             "can_download": perms.has_org_permission(request.user, organization, perms.RUNS_VIEW),
-            "download_link": reverse("runs:activity-download") + link(page=None, run=None),
+            "download_link": _download_link(request, runs),
         },
     )
 
@@ -318,6 +321,17 @@ def activity_download(request):
         return runs_export(**{**kwargs, "params": _history_params(request)})
 
     return console_download(request, export, page_url=reverse("runs:activity"))
+
+
+def _download_link(request, runs) -> str:
+    """The CSV link of the history as shown: its filters, and the window the page shows made
+    explicit (an export needs both dates; a page without them shows every run up to now)."""
+    query = request.GET.copy()
+    for name in ("page", "run"):
+        query.pop(name, None)
+    earliest = runs.order_by().aggregate(earliest=Min("started"))["earliest"]
+    query = with_shown_window(query, ("started_from", "started_to"), earliest=earliest)
+    return f"{reverse('runs:activity-download')}?{query.urlencode()}"
 
 
 def _window_only(query, **extra) -> str:

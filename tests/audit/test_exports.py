@@ -1,8 +1,10 @@
 """GET /api/v1/audit/export/ and the exporter every table shares (seed 003, "Exportar a CSV")."""
 
 import csv
+import html
 import io
 import json
+import re
 from datetime import timedelta
 
 import pytest
@@ -105,6 +107,23 @@ def test_both_ends_of_the_range_are_required(client_for, org, owner, trail, miss
     assert not export_entries(org).exists()
 
 
+@pytest.mark.parametrize(
+    ("path", "keys"),
+    [
+        ("/api/v1/audit/export/", ["created_from", "created_to"]),
+        ("/api/v1/approvals/export/", ["created_from", "created_to"]),
+        ("/api/v1/runs/export/", ["started_from", "started_to"]),
+    ],
+)
+def test_a_refused_window_names_the_parameters_the_export_takes(client_for, org, owner, path, keys):
+    response = client_for(owner, org).get(path)
+    assert response.status_code == 422
+    body = json.dumps(response.json())
+    for key in keys:
+        assert key in body
+    assert '"from"' not in body and '"to"' not in body
+
+
 def test_an_unknown_format_is_refused(client_for, org, owner):
     response = client_for(owner, org).get("/api/v1/audit/export/", {**WINDOW, "fmt": "xlsx"})
     assert response.status_code == 422 and "fmt" in response.json()
@@ -189,3 +208,13 @@ def test_the_admin_cannot_change_or_delete_entries(client, app_admin, org, trail
     page = client.get(f"/admin/audit/auditentry/{entry.pk}/change/")
     assert page.status_code == 200 and b"Save" not in page.content
     assert client.post(f"/admin/audit/auditentry/{entry.pk}/delete/").status_code == 403
+
+
+def test_the_audit_pages_download_without_dates_exports_what_the_page_shows(client, org, owner, trail):
+    client.force_login(owner)
+    page = client.get(f"/audit/?org={org.pk}").content.decode()
+    href = html.unescape(re.search(r'href="([^"]+)" id="download-audit-csv"', page).group(1))
+    assert "created_from=" in href and "created_to=" in href
+    response = client.get(href)
+    assert response.status_code == 200, response.content
+    assert int(response["X-Row-Count"]) == AuditEntry.objects.filter(organization=org).exclude(action="audit.export").count()

@@ -32,6 +32,39 @@ def test_a_member_starts_a_queued_run(org, member, agent, client_for):
 
 
 @pytest.mark.django_db
+def test_a_run_grant_lets_a_viewer_run_that_one_agent(org, builder, viewer, agent, client_for):
+    from apps.agents.services import agent_grant
+
+    other = published_agent(org, name="Other")
+    agent_grant(actor=builder, agent=agent, user=viewer, actions=["run"])
+    client = client_for(viewer, org)
+
+    granted = client.post("/api/v1/runs/", {"agent_id": agent.pk, "input": "hi"}, format="json")
+    assert granted.status_code == 201
+    refused = client.post("/api/v1/runs/", {"agent_id": other.pk, "input": "hi"}, format="json")
+    assert refused.status_code == 403
+    assert list(Run.objects.values_list("agent_id", flat=True)) == [agent.pk]
+    # The grantee who started the run may stop it, like anyone who started one.
+    assert client.post(f"/api/v1/runs/{granted.json()['id']}/cancel/").status_code == 200
+
+
+@pytest.mark.django_db
+def test_the_chat_offers_exactly_the_agents_a_person_may_run(client, org, builder, viewer, agent):
+    from apps.agents.selectors import agents_runnable_by
+    from apps.agents.services import agent_grant
+
+    published_agent(org, name="Other")
+    assert not agents_runnable_by(viewer, org).exists()
+    agent_grant(actor=builder, agent=agent, user=viewer, actions=["run"])
+    assert list(agents_runnable_by(viewer, org)) == [agent]
+    assert agents_runnable_by(builder, org).count() == 2
+
+    client.force_login(viewer)
+    page = client.get(f"/chat/?org={org.pk}").content.decode()
+    assert f'value="{agent.pk}"' in page and "Other" not in page
+
+
+@pytest.mark.django_db
 def test_another_organizations_agent_is_a_404(org, other_org, outsider, agent, client_for):
     response = client_for(outsider, other_org).post(
         "/api/v1/runs/", {"agent_id": agent.pk, "input": "hi"}, format="json"

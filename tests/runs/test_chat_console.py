@@ -39,7 +39,7 @@ def test_sending_a_chat_message_starts_a_chat_run_in_a_new_conversation(org, mem
 def test_a_viewer_cannot_send_and_is_told_why(org, viewer):
     agent = published_agent(org)
     client = signed_in(viewer)
-    assert "agents:run is required" in client.get("/chat/").content.decode()
+    assert "your role lacks agents:run" in client.get("/chat/").content.decode()
     response = client.post(
         "/chat/send/",
         {"agent_id": agent.pk, "message": "hi"},

@@ -2,7 +2,9 @@
 
 import csv
 import datetime as dt
+import html
 import io
+import re
 from decimal import Decimal
 
 import pytest
@@ -32,7 +34,8 @@ def _rows(response) -> list[dict]:
 def test_needs_both_ends_of_the_window(org, builder, client_for, history):
     response = client_for(builder, org).get("/api/v1/runs/export/?started_from=2025-03-01")
     assert response.status_code == 422
-    assert "missing: to" in response.json()["window"][0]
+    assert "both ends of the date range" in response.json()["started_to"][0]
+    assert "started_from" not in response.json()
 
 
 def test_the_gate_is_runs_view_and_the_neighbour_never_leaks(org, member, builder, client_for, history):
@@ -121,3 +124,15 @@ def test_activity_downloads_the_filtered_history_and_explains_a_refusal(client, 
     assert "Not exported" in refused.content.decode()
     client.force_login(member)
     assert client.get(f"/activity/download/?{WINDOW}").status_code == 403
+
+
+def test_activity_download_without_dates_exports_what_the_page_shows_on_first_click(
+    client, org, builder, history
+):
+    client.force_login(builder)
+    page = client.get("/activity/?status=completed").content.decode()
+    href = html.unescape(re.search(r'href="([^"]+)" id="download-csv"', page).group(1))
+    assert "started_from=" in href and "started_to=" in href
+    rows = _rows(client.get(href))
+    shown = Run.objects.filter(organization=org, status="completed", parent_run__isnull=True)
+    assert len(rows) == shown.count() > 0

@@ -10,7 +10,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.agents.models import Agent
+from apps.agents.selectors import agent_for
 from apps.orgs import permissions as perms
 from apps.orgs.api.negotiation import FileDownloadNegotiation
 from apps.runs import selectors, services
@@ -21,14 +21,15 @@ from .serializers import RunCreateSerializer, RunSerializer, StepSerializer, Tur
 
 
 class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """`POST` starts a run (`agents:run`) and answers it `queued`; `GET` lists the run history
+    """`POST` starts a run (`agents:run`, or a run grant on the agent) and answers it `queued`; `GET` lists the run history
     (top-level runs by default, every filter and order of seed 003; a value outside its type is
     a 422); `GET {id}/` and `GET {id}/transcript/` read one run — every run of the organization
     with `runs:view`, else your own, and another organization's run is a 404 like a missing id;
     `POST {id}/cancel/` stops one."""
 
     serializer_class = RunSerializer
-    required_permission = {"POST": perms.AGENTS_RUN}
+    # Who may start a run depends on the agent named in the body (agents:run, or a run grant on
+    # that agent): run_create decides it with the agents app's selector.
 
     def get_queryset(self):
         if self.action == "list":
@@ -51,9 +52,9 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         data = RunCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        agent = get_object_or_404(
-            Agent.objects.filter(organization=request.organization), pk=values["agent_id"]
-        )
+        agent = agent_for(request.user, request.organization, values["agent_id"])
+        if agent is None:
+            raise Http404
         conversation = None
         if values.get("conversation_id") is not None:
             conversation = get_object_or_404(
