@@ -86,12 +86,18 @@ class EmbeddedServices:
         _wait_for_port(port, self._redis)
         return self.redis_url
 
-    def record(self, path: Path) -> None:
-        """Write the addresses so `agenticos`/`manage.py` in another terminal find them."""
+    def record(self, path: Path, *, public_url: str) -> None:
+        """Write the addresses so `agenticos`/`manage.py` in another terminal find them (and
+        build links to the console that is actually running)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(
             json.dumps(
-                {"database_url": self.database_url, "redis_url": self.redis_url, "pid": os.getpid()}
+                {
+                    "database_url": self.database_url,
+                    "redis_url": self.redis_url,
+                    "public_url": public_url,
+                    "pid": os.getpid(),
+                }
             )
         )
         self._owned_files.append(path)

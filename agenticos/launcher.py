@@ -112,7 +112,7 @@ def up() -> int:
     signal.signal(signal.SIGINT, request_stop)
     signal.signal(signal.SIGTERM, request_stop)
     try:
-        services.record(data_dir / "services.json")
+        services.record(data_dir / "services.json", public_url=environ["AGENTICOS_PUBLIC_URL"])
         _setup_django(environ)
         organization, owner, generated_password = prepare_database()
         for name, command in _children(config["port"], config["worker_concurrency"]).items():

@@ -151,6 +151,20 @@ def test_launcher_on_embedded_services_reuses_its_data(data_root):
     assert recorded["database_url"].startswith("postgresql://") and recorded[
         "redis_url"
     ].startswith("redis://127.0.0.1:")
+    # Another terminal, with no environment, builds links to the console that is running.
+    other_terminal = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import django; django.setup(); from django.conf import settings;"
+            "print(settings.AGENTICOS_PUBLIC_URL)",
+        ],
+        env={**env, "DJANGO_SETTINGS_MODULE": "agenticos.settings.base"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert other_terminal.stdout.strip() == f"http://127.0.0.1:{port}", other_terminal.stderr
     code, first_output, alive = _stop(process)
     assert code == 0 and alive == []
     assert "(generated now; shown this once)" in first_output
