@@ -238,10 +238,13 @@ def api_key_create(
 ) -> tuple[ApiKey, str]:
     """Issue a key for `user` in `organization`; returns the row and the key, shown this once.
 
-    A person issues keys for themselves; issuing one for someone else takes members:manage.
+    A key is minted by the person it acts as. Nobody — an admin, an owner, an app admin — holds a
+    credential that speaks as someone else: a key minted for the owner would let an admin act as
+    the owner (grant the owner role, be named as the owner in the trail). The one exception is
+    the operator's shell command (`actor=None`, `agenticos create-api-key`), audited as such.
     """
     if actor is not None and actor.pk != user.pk:
-        _require(actor, organization, MEMBERS_MANAGE)
+        raise PermissionDenied("an API key is minted by the person it acts as")
     if organization.role_of(user) is None:
         raise ValidationError({"user": f"{user.email} is not a member of {organization.name}"})
     raw_key = API_KEY_PREFIX + secrets.token_urlsafe(32)

@@ -19,7 +19,7 @@ from apps.agents.manifest import tool_manifest
 from apps.agents.services import PublishRefused
 from apps.orgs import permissions as perms
 from apps.orgs.api.exceptions import UnprocessableEntity
-from apps.orgs.models import User
+from apps.orgs.selectors import members_of
 
 from .serializers import (
     AgentCreateSerializer,
@@ -134,7 +134,9 @@ class AgentViewSet(viewsets.ViewSet):
         agent = self._agent(pk, "edit")
         data = GrantSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        user = get_object_or_404(User, pk=data.validated_data["user_id"])
+        # Only a member of the agent's organization: anyone else is a 404 like a missing id, so
+        # walking ids reveals no account (or its email) outside the organization.
+        user = get_object_or_404(members_of(request.organization), pk=data.validated_data["user_id"])
         service = services.agent_grant if request.method == "POST" else services.agent_revoke
         service(actor=request.user, agent=agent, user=user, actions=data.validated_data["actions"])
         return Response(self._detail(agent))

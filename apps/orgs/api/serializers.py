@@ -65,5 +65,18 @@ class ApiKeySerializer(serializers.ModelSerializer):
 
 
 class ApiKeyCreateSerializer(serializers.Serializer):
+    """A key acts as the person who mints it; there is no minting for someone else."""
+
     name = serializers.CharField(max_length=100)
-    user_id = serializers.IntegerField(required=False, help_text="Defaults to the caller.")
+    user_id = serializers.IntegerField(
+        required=False,
+        help_text="Only the caller's own id: a key is minted by the person it acts as.",
+    )
+
+    def validate_user_id(self, value):
+        request = self.context["request"]
+        if value != request.user.pk:
+            raise serializers.ValidationError(
+                "a key is minted by the person it acts as; ask them to create it"
+            )
+        return value

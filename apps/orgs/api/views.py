@@ -9,7 +9,6 @@ from rest_framework.response import Response
 
 from apps.orgs import permissions as perms
 from apps.orgs import selectors, services
-from apps.orgs.models import User
 
 from .serializers import (
     ApiKeyCreateSerializer,
@@ -92,18 +91,12 @@ class ApiKeyViewSet(viewsets.GenericViewSet, mixins.ListModelMixin, mixins.Retri
         return selectors.api_keys_visible_to(self.request.user, self.request.organization)
 
     def create(self, request):
-        data = ApiKeyCreateSerializer(data=request.data)
+        data = ApiKeyCreateSerializer(data=request.data, context={"request": request})
         data.is_valid(raise_exception=True)
-        user = request.user
-        if "user_id" in data.validated_data and data.validated_data["user_id"] != request.user.pk:
-            member_ids = selectors.memberships_for(request.organization).values("user_id")
-            user = get_object_or_404(
-                User.objects.filter(pk__in=member_ids), pk=data.validated_data["user_id"]
-            )
         api_key, raw_key = services.api_key_create(
             actor=request.user,
             organization=request.organization,
-            user=user,
+            user=request.user,
             name=data.validated_data["name"],
         )
         return Response(
