@@ -170,6 +170,10 @@ SERVESTATIC_USE_STATIC_ROOT = STATIC_ROOT is not None
 SERVESTATIC_AUTOREFRESH = DEBUG
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# The largest request body accepted (bytes): Django's own limit for form bodies, and the API's JSON
+# parser applies it too (a 413 in JSON). 2.5 MB is Django's default.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 2_621_440, minimum=1024)
+
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
@@ -219,6 +223,12 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["apps.orgs.api.permissions.OrganizationPermission"],
+    "DEFAULT_PARSER_CLASSES": [
+        # DRF's JSON parser with a size limit (413) and a nesting limit (422).
+        "apps.orgs.api.parsers.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,

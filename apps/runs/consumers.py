@@ -36,6 +36,7 @@ from django.db import InterfaceError, OperationalError
 from django.db import connection as db_connection
 from psycopg.types.numeric import Int8
 
+from agenticos import params as parsing
 from apps.orgs.middleware import SESSION_KEY
 from apps.orgs.models import ApiKey, Membership, User
 from apps.orgs.permissions import ROLE_PERMISSIONS, RUNS_VIEW
@@ -67,10 +68,10 @@ def _cursor(query: dict, name: str) -> int | None:
     values = query.get(name)
     if not values or values[-1] == "":
         return None
-    value = values[-1]
-    if not value.isdigit():
+    value = parsing.parse_int(name, values[-1], {}, minimum=0)
+    if value is None:
         raise BadCursor(name)
-    return int(value)
+    return value
 
 
 @database_sync_to_async

@@ -23,7 +23,9 @@ def test_a_user_of_another_org_is_a_404_like_a_missing_id(
 ):
     client = client_for(builder, org)
     url = f"/api/v1/agents/{agent.pk}/grants/"
-    foreign = getattr(client, method)(url, {"user_id": outsider.pk, "actions": ["run"]}, format="json")
+    foreign = getattr(client, method)(
+        url, {"user_id": outsider.pk, "actions": ["run"]}, format="json"
+    )
     missing = getattr(client, method)(url, {"user_id": 999_999, "actions": ["run"]}, format="json")
     assert foreign.status_code == missing.status_code == 404
     assert foreign.json() == missing.json()
@@ -33,7 +35,9 @@ def test_a_user_of_another_org_is_a_404_like_a_missing_id(
 def test_an_account_in_no_org_is_a_404_too(client_for, builder, org, agent):
     loner = UserFactory(email="loner@nowhere.test")
     response = client_for(builder, org).post(
-        f"/api/v1/agents/{agent.pk}/grants/", {"user_id": loner.pk, "actions": ["run"]}, format="json"
+        f"/api/v1/agents/{agent.pk}/grants/",
+        {"user_id": loner.pk, "actions": ["run"]},
+        format="json",
     )
     assert response.status_code == 404
     assert "loner@nowhere.test" not in response.content.decode()
@@ -41,7 +45,9 @@ def test_an_account_in_no_org_is_a_404_too(client_for, builder, org, agent):
 
 def test_a_member_of_the_org_is_granted(client_for, builder, org, agent, viewer):
     response = client_for(builder, org).post(
-        f"/api/v1/agents/{agent.pk}/grants/", {"user_id": viewer.pk, "actions": ["run"]}, format="json"
+        f"/api/v1/agents/{agent.pk}/grants/",
+        {"user_id": viewer.pk, "actions": ["run"]},
+        format="json",
     )
     assert response.status_code == 200
     assert viewer.has_perm("agents.run_agent", agent)
@@ -51,7 +57,9 @@ def test_without_agents_edit_the_grant_is_refused_before_the_user_is_looked_up(
     client_for, member, org, agent, outsider
 ):
     response = client_for(member, org).post(
-        f"/api/v1/agents/{agent.pk}/grants/", {"user_id": outsider.pk, "actions": ["run"]}, format="json"
+        f"/api/v1/agents/{agent.pk}/grants/",
+        {"user_id": outsider.pk, "actions": ["run"]},
+        format="json",
     )
     assert response.status_code == 403
     assert outsider.email not in response.content.decode()

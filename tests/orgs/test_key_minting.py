@@ -68,7 +68,9 @@ def test_a_key_minted_by_its_person_is_audited_as_theirs(org, member, client_for
 def test_the_service_refuses_a_key_for_someone_else_whoever_asks(org, owner, admin, app_admin):
     for actor in (owner, admin, app_admin):
         with pytest.raises(PermissionDenied):
-            api_key_create(actor=actor, organization=org, user=admin if actor != admin else owner, name="k")
+            api_key_create(
+                actor=actor, organization=org, user=admin if actor != admin else owner, name="k"
+            )
     assert not ApiKey.objects.exists()
 
 

@@ -2,6 +2,8 @@
 
 from rest_framework import serializers
 
+from agenticos.params import IdField, validate_storable_json
+
 
 class DecideSerializer(serializers.Serializer):
     decision = serializers.ChoiceField(choices=["approve", "reject"])
@@ -9,6 +11,8 @@ class DecideSerializer(serializers.Serializer):
 
 
 class AnswerSerializer(serializers.Serializer):
-    question_id = serializers.IntegerField(required=False)
-    answers = serializers.ListField(child=serializers.DictField(), required=False)
+    question_id = IdField(required=False)
+    answers = serializers.ListField(
+        child=serializers.DictField(), required=False, validators=[validate_storable_json]
+    )
     declined = serializers.BooleanField(required=False, default=False)

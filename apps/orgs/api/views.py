@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.generics import get_object_or_404
 from rest_framework.response import Response
 
 from apps.orgs import permissions as perms

@@ -1,13 +1,14 @@
 from rest_framework import serializers
 
+from agenticos.params import IdField
 from apps.approvals.choices import ApprovalMode
 from apps.runs.models import Run
 
 
 class RunCreateSerializer(serializers.Serializer):
-    agent_id = serializers.IntegerField()
+    agent_id = IdField()
     input = serializers.CharField(trim_whitespace=False, allow_blank=False)
-    conversation_id = serializers.IntegerField(required=False, allow_null=True)
+    conversation_id = IdField(required=False, allow_null=True)
     # Whether the caller may have the mode is prepare()'s to decide (approve_all is a web chat's
     # only): an API run asking for it fails its turn with the sentence, never runs under the spec.
     approval_mode = serializers.ChoiceField(

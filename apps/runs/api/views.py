@@ -10,6 +10,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from agenticos import params as parsing
 from apps.agents.models import Agent
 from apps.orgs import permissions as perms
 from apps.orgs.api.negotiation import FileDownloadNegotiation
@@ -39,10 +40,11 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         )
 
     def get_object(self):
-        pk = self.kwargs.get("pk", "")
-        if not str(pk).isdigit():
+        # A path id outside its type reads as absent: a 404 like an id that never existed.
+        pk = parsing.parse_id("id", str(self.kwargs.get("pk", "")), {})
+        if pk is None:
             raise Http404
-        run = selectors.run_for_reader(self.request.user, self.request.organization, int(pk))
+        run = selectors.run_for_reader(self.request.user, self.request.organization, pk)
         if run is None:
             raise Http404
         return run

@@ -17,6 +17,7 @@ from apps.spend.filters import parse_spend_window
 from .serializers import spend_payload, usage_payload
 
 USAGE_SCOPES = ("org", "own")
+USAGE_GROUPINGS = ("day",)
 
 
 class SpendView(APIView):
@@ -69,6 +70,13 @@ class UsageStatsView(APIView):
         ):
             raise PermissionDenied(
                 f"{perms.RUNS_VIEW} is required for scope=org; ask for scope=own."
+            )
+        # The series is per day; the other groupings of the dashboard cards are not built, and
+        # a grouping asked for and silently ignored would answer a different question.
+        group_by = request.query_params.get("group_by")
+        if group_by not in (None, "", *USAGE_GROUPINGS):
+            raise UnprocessableEntity(
+                {"group_by": [f"must be one of: {', '.join(USAGE_GROUPINGS)}"]}
             )
         window = parse_spend_window(request.query_params)
         scope = SpendScope.for_reader(request.user, request.organization, own=scope_name == "own")
