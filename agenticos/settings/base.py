@@ -86,6 +86,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "guardian",
     "django_celery_beat",
+    "axes",
     "apps.orgs",
     "apps.audit",
     "apps.capabilities",
@@ -111,6 +112,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "apps.orgs.middleware.CurrentOrganizationMiddleware",
+    # Last, as django-axes asks: it turns a locked-out sign-in into its 429 answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "agenticos.urls"
@@ -136,6 +139,8 @@ TEMPLATES = [
 
 AUTH_USER_MODEL = "orgs.User"
 AUTHENTICATION_BACKENDS = [
+    # First, as django-axes asks: a locked-out sign-in is refused before the password is checked.
+    "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
     "guardian.backends.ObjectPermissionBackend",
 ]
@@ -177,6 +182,30 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 2_621_440, 
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+
+# --- Sign-in lockout (django-axes) and API rate limits: docs/security.md ---------------------
+# After AXES_FAILURE_LIMIT wrong passwords for one account from one address, that pair is locked
+# out for AXES_COOLOFF_MINUTES (a 429); a right password resets the count. Each lockout is
+# audited (auth.lockout). Keyed on the pair so a stranger cannot lock a person out everywhere.
+AXES_ENABLED = env_bool("AXES_ENABLED", True)
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = __import__("datetime").timedelta(
+    minutes=env_int("AXES_COOLOFF_MINUTES", 15, minimum=1)
+)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+# Django's login form posts the email as "username".
+AXES_USERNAME_FORM_FIELD = "username"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
+# The client's address is REMOTE_ADDR: behind a proxy, uvicorn sets it from X-Forwarded-For for
+# the proxies FORWARDED_ALLOW_IPS trusts (docs/deployment.md), so no header is trusted here.
+# Requests per minute (DRF's "N/minute" syntax; empty turns a limit off).
+API_RATE_LIMIT = env_str("API_RATE_LIMIT", "600/minute")
+API_ANON_RATE_LIMIT = env_str("API_ANON_RATE_LIMIT", "60/minute")
+API_KEY_FAILURE_LIMIT = env_int("API_KEY_FAILURE_LIMIT", 20, minimum=0)
+API_KEY_FAILURE_WINDOW_SECONDS = env_int("API_KEY_FAILURE_WINDOW_SECONDS", 600, minimum=1)
+THROTTLE_KEY_PREFIX = "agenticos"
 
 # --- Email -------------------------------------------------------------------------------
 EMAIL_HOST = env_str("EMAIL_HOST", "")
@@ -230,6 +259,10 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "apps.orgs.throttling.ApiCallerRateThrottle",
+        "apps.orgs.throttling.ApiAnonymousRateThrottle",
+    ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -326,3 +326,35 @@ def bootstrap(
             Membership.objects.create(organization=organization, user=owner, role=Role.OWNER)
         _run_setup_hooks(organization, owner)
     return organization, owner, generated
+
+
+@transaction.atomic
+def login_lockout_record(*, username: str, ip_address: str | None) -> None:
+    """Write django-axes' lockout of a sign-in to the trail.
+
+    One entry in the deployment chain (the address may be guessing many accounts), and one in
+    each organization the account belongs to, so its owners see that someone is trying their
+    member's password. No actor: nobody signed in; the subject is the account tried (or the
+    name typed, when no account has it).
+    """
+    username = (username or "").strip().lower()
+    user = User.objects.filter(email__iexact=username).first() if username else None
+    subject = user if user is not None else ("account", username[:200] or "(blank)", username[:200])
+    details = {
+        "username": username[:200],
+        "ip_address": ip_address or "",
+        "failure_limit": settings.AXES_FAILURE_LIMIT,
+        "cool_off_minutes": int(settings.AXES_COOLOFF_TIME.total_seconds() // 60),
+    }
+    record_audit(
+        actor=None, organization=None, action="auth.lockout", subject=subject, details=details
+    )
+    if user is not None:
+        for organization in Organization.objects.filter(memberships__user=user):
+            record_audit(
+                actor=None,
+                organization=organization,
+                action="auth.lockout",
+                subject=user,
+                details=details,
+            )
