@@ -35,7 +35,8 @@ JSON_MAX_DEPTH = 32
 Errors = dict[str, list[str]]
 
 # An id is ASCII digits and nothing else: no sign, no decimal point, no surrounding whitespace.
-_ID_PATTERN = re.compile(r"[0-9]+")
+ID_PATH_PATTERN = "[0-9]+"
+_ID_PATTERN = re.compile(ID_PATH_PATTERN)
 
 
 class IdField(serializers.IntegerField):

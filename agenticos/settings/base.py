@@ -102,6 +102,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "agenticos.csp.ContentSecurityPolicyMiddleware",
     "servestatic.middleware.ServeStaticMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -179,9 +180,31 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # parser applies it too (a 413 in JSON). 2.5 MB is Django's default.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 2_621_440, minimum=1024)
 
+# --- Transport and browser hardening: docs/security.md -------------------------------------
+# Off by default so `make run` works over plain http on 127.0.0.1; the docker production path
+# turns them on (docker/compose.yml), where `manage.py check --deploy` is clean.
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# HSTS: browsers keep to https for this many seconds once they have seen it (0: not sent).
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+# /healthz is probed over plain http from inside the compose network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+# Behind a TLS-terminating proxy that sets X-Forwarded-Proto (only then: a client could send it).
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("SECURE_PROXY_SSL_HEADER", False) else None
+)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+# The Content-Security-Policy (agenticos/csp.py): on by default, everywhere; report-only lets an
+# operator try a change without breaking pages.
+CSP_ENABLED = env_bool("CSP_ENABLED", True)
+CSP_REPORT_ONLY = env_bool("CSP_REPORT_ONLY", False)
+CSP_INLINE_STYLE_PATHS = ("/api/v1/docs/",)
 
 # --- Sign-in lockout (django-axes) and API rate limits: docs/security.md ---------------------
 # After AXES_FAILURE_LIMIT wrong passwords for one account from one address, that pair is locked
@@ -263,7 +286,8 @@ REST_FRAMEWORK = {
         "apps.orgs.throttling.ApiCallerRateThrottle",
         "apps.orgs.throttling.ApiAnonymousRateThrottle",
     ],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    # A ceiling on limit (500) and a 422 for a limit or offset outside its type.
+    "DEFAULT_PAGINATION_CLASS": "apps.orgs.api.pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "apps.orgs.api.exceptions.api_exception_handler",

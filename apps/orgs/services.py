@@ -234,7 +234,12 @@ def hash_api_key(raw_key: str) -> str:
 
 @transaction.atomic
 def api_key_create(
-    *, actor: User | None, organization: Organization, user: User, name: str
+    *,
+    actor: User | None,
+    organization: Organization,
+    user: User,
+    name: str,
+    expires_at=None,
 ) -> tuple[ApiKey, str]:
     """Issue a key for `user` in `organization`; returns the row and the key, shown this once.
 
@@ -247,6 +252,8 @@ def api_key_create(
         raise PermissionDenied("an API key is minted by the person it acts as")
     if organization.role_of(user) is None:
         raise ValidationError({"user": f"{user.email} is not a member of {organization.name}"})
+    if expires_at is not None and expires_at <= timezone.now():
+        raise ValidationError({"expires_at": "must be in the future"})
     raw_key = API_KEY_PREFIX + secrets.token_urlsafe(32)
     api_key = ApiKey.objects.create(
         organization=organization,
@@ -254,13 +261,19 @@ def api_key_create(
         name=name or "API key",
         prefix=raw_key[: len(API_KEY_PREFIX) + 6],
         key_hash=hash_api_key(raw_key),
+        expires_at=expires_at,
     )
     record_audit(
         actor=actor,
         organization=organization,
         action="api_key.create" if actor else "api_key.create.shell",
         subject=api_key,
-        details={"user_id": user.pk, "name": api_key.name, "prefix": api_key.prefix},
+        details={
+            "user_id": user.pk,
+            "name": api_key.name,
+            "prefix": api_key.prefix,
+            "expires_at": expires_at.isoformat() if expires_at else None,
+        },
     )
     return api_key, raw_key
 
@@ -292,6 +305,8 @@ def api_key_authenticate(raw_key: str) -> ApiKey | None:
         .first()
     )
     if api_key is None:
+        return None
+    if api_key.expires_at is not None and api_key.expires_at <= timezone.now():
         return None
     # Still a member? A key outlives nothing its issuer lost.
     if api_key.organization.role_of(api_key.user) is None and not api_key.user.is_superuser:

@@ -116,7 +116,8 @@ _STILL_IN = """
      OR EXISTS (SELECT 1 FROM {membership} m JOIN {user} u ON u.id = m.user_id
                 WHERE m.organization_id = %(organization)s AND m.user_id = %(user)s AND u.is_active))
     AND (%(api_key)s::bigint IS NULL
-         OR EXISTS (SELECT 1 FROM {api_key} k WHERE k.id = %(api_key)s AND k.revoked_at IS NULL))
+         OR EXISTS (SELECT 1 FROM {api_key} k WHERE k.id = %(api_key)s AND k.revoked_at IS NULL
+                    AND (k.expires_at IS NULL OR k.expires_at > now())))
 """
 _RUN_FOLLOWABLE_SQL = (
     """

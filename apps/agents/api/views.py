@@ -14,6 +14,7 @@ from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from agenticos.params import ID_PATH_PATTERN
 from apps.agents import selectors, services
 from apps.agents.manifest import tool_manifest
 from apps.agents.services import PublishRefused
@@ -53,6 +54,9 @@ class AgentViewSet(viewsets.ViewSet):
     `budget_monthly_usd` of the published version); `POST` creates one (no `spec`: New agent, the
     AgenticOS template); `PATCH` changes the draft; `DELETE` archives."""
 
+    # Path ids are ASCII digits: "5 ", "²" and "abc" do not route (a 404 like a missing id).
+    lookup_value_regex = ID_PATH_PATTERN
+
     # No role gate here: an object grant can widen a role (a viewer who may edit one agent), so
     # each action asks selectors.can() on the row, and agent_create checks agents:edit.
 
@@ -77,6 +81,10 @@ class AgentViewSet(viewsets.ViewSet):
         return Response(self._detail(self._agent(pk)))
 
     def create(self, request):
+        # Permission before the body: a caller who may not create agents learns nothing from
+        # validation messages (agent_create checks it again, as every service does).
+        if not perms.has_org_permission(request.user, request.organization, perms.AGENTS_EDIT):
+            raise PermissionDenied(f"{perms.AGENTS_EDIT} is required")
         data = AgentCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
@@ -145,6 +153,9 @@ class AgentViewSet(viewsets.ViewSet):
 class ModelProfileViewSet(viewsets.ViewSet):
     """The organization's model profiles. Any member reads them; settings:manage changes them.
     `secret_id` is write-only: a response says `has_secret`, never the key."""
+
+    # Path ids are ASCII digits: "5 ", "²" and "abc" do not route (a 404 like a missing id).
+    lookup_value_regex = ID_PATH_PATTERN
 
     required_permission = {"GET": None, "POST": perms.SETTINGS_MANAGE, "PATCH": perms.SETTINGS_MANAGE}
 

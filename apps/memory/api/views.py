@@ -10,6 +10,7 @@ from django.http import Http404
 from rest_framework import status, viewsets
 from rest_framework.response import Response
 
+from agenticos.params import ID_PATH_PATTERN
 from apps.memory import selectors, services
 from apps.orgs import permissions as perms
 
@@ -21,6 +22,9 @@ from .serializers import (
 
 
 class ContextFileViewSet(viewsets.ViewSet):
+
+    # Path ids are ASCII digits: "5 ", "²" and "abc" do not route (a 404 like a missing id).
+    lookup_value_regex = ID_PATH_PATTERN
     required_permission = {
         "GET": perms.AGENTS_VIEW,
         "HEAD": perms.AGENTS_VIEW,

@@ -1,3 +1,4 @@
+from django.utils import timezone
 from rest_framework import serializers
 
 from apps.orgs.choices import Role
@@ -60,6 +61,7 @@ class ApiKeySerializer(serializers.ModelSerializer):
             "created_at",
             "last_used_at",
             "revoked_at",
+            "expires_at",
             "active",
         ]
 
@@ -72,6 +74,19 @@ class ApiKeyCreateSerializer(serializers.Serializer):
         required=False,
         help_text="Only the caller's own id: a key is minted by the person it acts as.",
     )
+
+    expires_at = serializers.DateTimeField(
+        required=False,
+        allow_null=True,
+        help_text="When the key stops working by itself (in the future); omit or null: never.",
+    )
+
+    def validate_expires_at(self, value):
+        if value is not None and value <= timezone.now():
+            raise serializers.ValidationError("must be in the future")
+        if value is not None and value.year > 9998:
+            raise serializers.ValidationError("must be before 9999")
+        return value
 
     def validate_user_id(self, value):
         request = self.context["request"]

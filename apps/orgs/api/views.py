@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.generics import get_object_or_404
 from rest_framework.response import Response
 
+from agenticos.params import ID_PATH_PATTERN
 from apps.orgs import permissions as perms
 from apps.orgs import selectors, services
 
@@ -21,6 +23,7 @@ from .serializers import (
 )
 
 _UNSET = ...
+ORGANIZATION_FIELD_PERMISSIONS = (perms.SETTINGS_MANAGE, perms.BUDGETS_MANAGE, perms.APPROVALS_DECIDE)
 
 
 class OrganizationViewSet(
@@ -28,6 +31,9 @@ class OrganizationViewSet(
 ):
     """The caller's organization. `PATCH` changes its name (settings:manage), monthly cap
     (budgets:manage; null = no cap) or `chat_may_waive_approvals` (approvals:decide)."""
+
+    # Path ids are ASCII digits: "5 ", "²" and "abc" do not route (a 404 like a missing id).
+    lookup_value_regex = ID_PATH_PATTERN
 
     serializer_class = OrganizationSerializer
 
@@ -39,6 +45,15 @@ class OrganizationViewSet(
 
     def partial_update(self, request, pk=None):
         organization = get_object_or_404(self.get_queryset(), pk=pk)
+        # Permission before the body: each field has its own permission (checked by the
+        # service), and a caller holding none of them is refused before anything is parsed.
+        if not any(
+            perms.has_org_permission(request.user, organization, permission)
+            for permission in ORGANIZATION_FIELD_PERMISSIONS
+        ):
+            raise PermissionDenied(
+                f"one of {', '.join(ORGANIZATION_FIELD_PERMISSIONS)} is required"
+            )
         data = OrganizationUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
@@ -53,6 +68,9 @@ class OrganizationViewSet(
 
 
 class MembershipViewSet(viewsets.GenericViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin):
+
+    # Path ids are ASCII digits: "5 ", "²" and "abc" do not route (a 404 like a missing id).
+    lookup_value_regex = ID_PATH_PATTERN
     serializer_class = MembershipSerializer
     required_permission = perms.MEMBERS_MANAGE
 
@@ -85,6 +103,9 @@ class ApiKeyViewSet(viewsets.GenericViewSet, mixins.ListModelMixin, mixins.Retri
     """Your API keys (every key of the organization with members:manage). The key itself is in
     the creation response only."""
 
+    # Path ids are ASCII digits: "5 ", "²" and "abc" do not route (a 404 like a missing id).
+    lookup_value_regex = ID_PATH_PATTERN
+
     serializer_class = ApiKeySerializer
 
     def get_queryset(self):
@@ -98,6 +119,7 @@ class ApiKeyViewSet(viewsets.GenericViewSet, mixins.ListModelMixin, mixins.Retri
             organization=request.organization,
             user=request.user,
             name=data.validated_data["name"],
+            expires_at=data.validated_data.get("expires_at"),
         )
         return Response(
             {**ApiKeySerializer(api_key).data, "key": raw_key}, status=status.HTTP_201_CREATED

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agenticos import params as parsing
+from agenticos.params import ID_PATH_PATTERN
 from apps.agents.models import Agent
 from apps.orgs import permissions as perms
 from apps.orgs.api.negotiation import FileDownloadNegotiation
@@ -27,6 +28,9 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     a 422); `GET {id}/` and `GET {id}/transcript/` read one run — every run of the organization
     with `runs:view`, else your own, and another organization's run is a 404 like a missing id;
     `POST {id}/cancel/` stops one."""
+
+    # Path ids are ASCII digits: "5 ", "²" and "abc" do not route (a 404 like a missing id).
+    lookup_value_regex = ID_PATH_PATTERN
 
     serializer_class = RunSerializer
     required_permission = {"POST": perms.AGENTS_RUN}

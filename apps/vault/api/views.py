@@ -4,6 +4,7 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from agenticos.params import ID_PATH_PATTERN
 from apps.audit.impersonation import refuse_while_impersonating
 from apps.orgs.permissions import SETTINGS_MANAGE
 from apps.vault import selectors, services
@@ -16,6 +17,9 @@ class SecretViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
     stores one; `POST {id}/rotate/` replaces its value; `DELETE` removes one no model profile
     uses. `settings:manage`. Refused while an app admin impersonates: a credential typed then
     would outlive the impersonation's hour under someone else's name."""
+
+    # Path ids are ASCII digits: "5 ", "²" and "abc" do not route (a 404 like a missing id).
+    lookup_value_regex = ID_PATH_PATTERN
 
     serializer_class = SecretSerializer
     required_permission = SETTINGS_MANAGE
