@@ -289,7 +289,8 @@ REST_FRAMEWORK = {
     # A ceiling on limit (500) and a 422 for a limit or offset outside its type.
     "DEFAULT_PAGINATION_CLASS": "apps.orgs.api.pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # drf-spectacular's, adding the errors every operation can answer (apps/orgs/api/schema.py).
+    "DEFAULT_SCHEMA_CLASS": "apps.orgs.api.schema.AgenticosAutoSchema",
     "EXCEPTION_HANDLER": "apps.orgs.api.exceptions.api_exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
@@ -298,6 +299,13 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Build agents out of capabilities and run them under governance.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # A request body is its own component: read-only fields never appear as inputs, write-only
+    # ones (a secret's value) never as outputs.
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "AgentStatusEnum": "apps.agents.models.AgentStatus",
+        "RunStatusEnum": "apps.runs.choices.RunStatus",
+    },
     # Swagger UI from the installed sidecar package, not a CDN: the docs page works offline.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -10,6 +10,13 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -33,6 +40,24 @@ from .serializers import (
     PublishSerializer,
 )
 
+AGENT_ID = OpenApiParameter("id", int, OpenApiParameter.PATH, description="The agent's id.")
+PROFILE_ID = OpenApiParameter("id", int, OpenApiParameter.PATH, description="The profile's id.")
+PUBLISH_REFUSED = OpenApiResponse(
+    response={
+        "type": "object",
+        "properties": {
+            "errors": {
+                "type": "array",
+                "items": {"type": "object", "additionalProperties": True},
+                "description": "Each error names its `binding` and `field`.",
+            }
+        },
+        "additionalProperties": True,
+    },
+    description="The draft does not publish (each error names the binding and the field), or a "
+    "value outside its type.",
+)
+
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no", ""}
 
@@ -49,6 +74,32 @@ def _bool_param(request, name: str) -> bool:
     raise UnprocessableEntity({name: ["must be true or false"]})
 
 
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[OpenApiParameter("include_archived", bool)],
+        responses={200: AgentListSerializer(many=True)},
+    ),
+    retrieve=extend_schema(parameters=[AGENT_ID], responses={200: AgentDetailSerializer}),
+    create=extend_schema(request=AgentCreateSerializer, responses={201: AgentDetailSerializer}),
+    partial_update=extend_schema(
+        parameters=[AGENT_ID], request=AgentUpdateSerializer, responses={200: AgentDetailSerializer}
+    ),
+    destroy=extend_schema(parameters=[AGENT_ID], responses={204: None}),
+    publish=extend_schema(
+        parameters=[AGENT_ID],
+        request=PublishSerializer,
+        responses={201: AgentVersionSerializer, 422: PUBLISH_REFUSED},
+    ),
+    versions=extend_schema(parameters=[AGENT_ID], responses={200: AgentVersionSerializer(many=True)}),
+    tools=extend_schema(
+        parameters=[AGENT_ID, OpenApiParameter("draft", bool)],
+        responses={200: OpenApiTypes.OBJECT},
+        description="Every tool a run of the published version gets (or of the draft).",
+    ),
+    grants=extend_schema(
+        parameters=[AGENT_ID], request=GrantSerializer, responses={200: AgentDetailSerializer}
+    ),
+)
 class AgentViewSet(viewsets.ViewSet):
     """Agents of the caller's organization. `GET` lists what you may see (with
     `budget_monthly_usd` of the published version); `POST` creates one (no `spec`: New agent, the
@@ -150,6 +201,14 @@ class AgentViewSet(viewsets.ViewSet):
         return Response(self._detail(agent))
 
 
+@extend_schema_view(
+    list=extend_schema(responses={200: ModelProfileSerializer(many=True)}),
+    retrieve=extend_schema(parameters=[PROFILE_ID], responses={200: ModelProfileSerializer}),
+    create=extend_schema(request=ModelProfileSerializer, responses={201: ModelProfileSerializer}),
+    partial_update=extend_schema(
+        parameters=[PROFILE_ID], request=ModelProfileSerializer, responses={200: ModelProfileSerializer}
+    ),
+)
 class ModelProfileViewSet(viewsets.ViewSet):
     """The organization's model profiles. Any member reads them; settings:manage changes them.
     `secret_id` is write-only: a response says `has_secret`, never the key."""

@@ -66,6 +66,15 @@ class ApiKeySerializer(serializers.ModelSerializer):
         ]
 
 
+class ApiKeyCreatedSerializer(ApiKeySerializer):
+    """The creation answer: the key itself, shown this once."""
+
+    key = serializers.CharField(read_only=True, help_text="The key; it is never shown again.")
+
+    class Meta(ApiKeySerializer.Meta):
+        fields = [*ApiKeySerializer.Meta.fields, "key"]
+
+
 class ApiKeyCreateSerializer(serializers.Serializer):
     """A key acts as the person who mints it; there is no minting for someone else."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
@@ -11,8 +12,10 @@ from rest_framework.response import Response
 from agenticos.params import ID_PATH_PATTERN
 from apps.orgs import permissions as perms
 from apps.orgs import selectors, services
+from apps.orgs.models import ApiKey, Membership, Organization
 
 from .serializers import (
+    ApiKeyCreatedSerializer,
     ApiKeyCreateSerializer,
     ApiKeySerializer,
     MembershipCreateSerializer,
@@ -36,6 +39,7 @@ class OrganizationViewSet(
     lookup_value_regex = ID_PATH_PATTERN
 
     serializer_class = OrganizationSerializer
+    queryset = Organization.objects.none()  # the schema's model; get_queryset scopes the reads
 
     def get_queryset(self):
         # Only the organization the request acts in: another one is a 404 like a missing id.
@@ -43,6 +47,7 @@ class OrganizationViewSet(
             pk=self.request.organization.pk
         )
 
+    @extend_schema(request=OrganizationUpdateSerializer, responses={200: OrganizationSerializer})
     def partial_update(self, request, pk=None):
         organization = get_object_or_404(self.get_queryset(), pk=pk)
         # Permission before the body: each field has its own permission (checked by the
@@ -72,11 +77,13 @@ class MembershipViewSet(viewsets.GenericViewSet, mixins.ListModelMixin, mixins.R
     # Path ids are ASCII digits: "5 ", "²" and "abc" do not route (a 404 like a missing id).
     lookup_value_regex = ID_PATH_PATTERN
     serializer_class = MembershipSerializer
+    queryset = Membership.objects.none()  # the schema's model; get_queryset scopes the reads
     required_permission = perms.MEMBERS_MANAGE
 
     def get_queryset(self):
         return selectors.memberships_for(self.request.organization)
 
+    @extend_schema(request=MembershipCreateSerializer, responses={201: MembershipSerializer})
     def create(self, request):
         data = MembershipCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -85,6 +92,7 @@ class MembershipViewSet(viewsets.GenericViewSet, mixins.ListModelMixin, mixins.R
         )
         return Response(MembershipSerializer(membership).data, status=status.HTTP_201_CREATED)
 
+    @extend_schema(request=MembershipUpdateSerializer, responses={200: MembershipSerializer})
     def partial_update(self, request, pk=None):
         membership = self.get_object()
         data = MembershipUpdateSerializer(data=request.data)
@@ -107,10 +115,12 @@ class ApiKeyViewSet(viewsets.GenericViewSet, mixins.ListModelMixin, mixins.Retri
     lookup_value_regex = ID_PATH_PATTERN
 
     serializer_class = ApiKeySerializer
+    queryset = ApiKey.objects.none()  # the schema's model; get_queryset scopes the reads
 
     def get_queryset(self):
         return selectors.api_keys_visible_to(self.request.user, self.request.organization)
 
+    @extend_schema(request=ApiKeyCreateSerializer, responses={201: ApiKeyCreatedSerializer})
     def create(self, request):
         data = ApiKeyCreateSerializer(data=request.data, context={"request": request})
         data.is_valid(raise_exception=True)
@@ -125,6 +135,7 @@ class ApiKeyViewSet(viewsets.GenericViewSet, mixins.ListModelMixin, mixins.Retri
             {**ApiKeySerializer(api_key).data, "key": raw_key}, status=status.HTTP_201_CREATED
         )
 
+    @extend_schema(request=None, responses={200: ApiKeySerializer})
     @action(detail=True, methods=["post"])
     def revoke(self, request, pk=None):
         api_key = services.api_key_revoke(actor=request.user, api_key=self.get_object())

@@ -96,3 +96,13 @@ class StepSerializer(serializers.Serializer):
     input_tokens = serializers.IntegerField()
     output_tokens = serializers.IntegerField()
     cost_usd = serializers.DecimalField(max_digits=14, decimal_places=8, coerce_to_string=True)
+
+
+class RunTranscriptSerializer(serializers.Serializer):
+    """A run's transcript: its conversation's turns (null for a run without a conversation) and
+    the run's own steps."""
+
+    run_id = serializers.IntegerField()
+    conversation_id = serializers.IntegerField(allow_null=True)
+    turns = TurnSerializer(many=True, allow_null=True)
+    steps = StepSerializer(many=True)
