@@ -1,13 +1,14 @@
 """Everything under /api/v1/: each app contributes its own `api/urls.py`."""
 
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(permission_classes=[]), name="schema"),
     path(
         "docs/",
-        SpectacularSwaggerView.as_view(url_name="api:schema", permission_classes=[]),
+        # The split view serves Swagger UI's init script as a file: no inline script (CSP).
+        SpectacularSwaggerSplitView.as_view(url_name="api:schema", permission_classes=[]),
         name="docs",
     ),
     path("", include("apps.orgs.api.urls")),

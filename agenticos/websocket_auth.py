@@ -9,19 +9,33 @@ from channels.middleware import BaseMiddleware
 
 
 @database_sync_to_async
-def _user_for_key(raw_key: str):
-    from apps.orgs.services import api_key_authenticate
+def _user_for_key(raw_key: str, ip_address: str):
+    from apps.orgs.services import API_KEY_PREFIX, api_key_authenticate
+    from apps.orgs.throttling import key_failure_record, key_guessing_blocked
 
-    api_key = api_key_authenticate(raw_key)
-    return (api_key.user, api_key.organization, api_key.pk) if api_key else (None, None, None)
+    # The same limit on guessing keys as the HTTP API's: a blocked address is refused unchecked.
+    if key_guessing_blocked(ip_address) is not None:
+        return None, None, None
+    api_key = api_key_authenticate(raw_key) if raw_key.startswith(API_KEY_PREFIX) else None
+    if api_key is None:
+        key_failure_record(ip_address)
+        return None, None, None
+    return api_key.user, api_key.organization, api_key.pk
+
+
+def _bearer(scope) -> str | None:
+    from apps.orgs.api.authentication import bearer_key
+
+    headers = dict(scope.get("headers") or [])
+    return bearer_key(headers.get(b"authorization", b"").decode("latin-1"))
 
 
 class _BearerMiddleware(BaseMiddleware):
     async def __call__(self, scope, receive, send):
-        headers = dict(scope.get("headers") or [])
-        authorization = headers.get(b"authorization", b"").decode("latin-1")
-        if authorization.startswith("Bearer "):
-            user, organization, key_id = await _user_for_key(authorization[len("Bearer ") :].strip())
+        raw_key = _bearer(scope)
+        if raw_key is not None:
+            client = scope.get("client") or ("", 0)
+            user, organization, key_id = await _user_for_key(raw_key, client[0] or "")
             if user is not None:
                 # The key's id lets a consumer notice a revocation before its next send.
                 scope = {**scope, "user": user, "api_key_organization": organization, "api_key_id": key_id}
@@ -54,7 +68,6 @@ class BrowserOriginValidator:
         self.validated = AllowedHostsOriginValidator(inner)
 
     async def __call__(self, scope, receive, send):
-        headers = dict(scope.get("headers") or [])
-        if headers.get(b"authorization", b"").startswith(b"Bearer "):
+        if _bearer(scope) is not None:
             return await self.inner(scope, receive, send)
         return await self.validated(scope, receive, send)

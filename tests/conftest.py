@@ -142,12 +142,26 @@ def page(monkeypatch):
     # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are
     # ordinary synchronous setup, not code inside that loop. Only for this test.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    from playwright.sync_api import expect
+
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        # The Content-Security-Policy is enforced in every browser test (no bypass_csp): the
+        # console must work under it, so a test waits with locators, never with eval'd strings.
         context = browser.new_context()
         context.set_default_timeout(20_000)
-        yield context.new_page()
+        expect.set_options(timeout=20_000)
+        page = context.new_page()
+        violations: list[str] = []
+        page.on(
+            "console",
+            lambda message: violations.append(message.text)
+            if "Content Security Policy" in message.text
+            else None,
+        )
+        yield page
         browser.close()
+        assert not violations, f"the page broke its Content-Security-Policy: {violations}"
 
 
 @pytest.fixture

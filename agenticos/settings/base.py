@@ -86,6 +86,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "guardian",
     "django_celery_beat",
+    "axes",
     "apps.orgs",
     "apps.audit",
     "apps.capabilities",
@@ -101,6 +102,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "agenticos.csp.ContentSecurityPolicyMiddleware",
     "servestatic.middleware.ServeStaticMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -111,6 +113,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "apps.orgs.middleware.CurrentOrganizationMiddleware",
+    # Last, as django-axes asks: it turns a locked-out sign-in into its 429 answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "agenticos.urls"
@@ -136,6 +140,8 @@ TEMPLATES = [
 
 AUTH_USER_MODEL = "orgs.User"
 AUTHENTICATION_BACKENDS = [
+    # First, as django-axes asks: a locked-out sign-in is refused before the password is checked.
+    "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
     "guardian.backends.ObjectPermissionBackend",
 ]
@@ -170,9 +176,59 @@ SERVESTATIC_USE_STATIC_ROOT = STATIC_ROOT is not None
 SERVESTATIC_AUTOREFRESH = DEBUG
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# The largest request body accepted (bytes): Django's own limit for form bodies, and the API's JSON
+# parser applies it too (a 413 in JSON). 2.5 MB is Django's default.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 2_621_440, minimum=1024)
+
+# --- Transport and browser hardening: docs/security.md -------------------------------------
+# Off by default so `make run` works over plain http on 127.0.0.1; the docker production path
+# turns them on (docker/compose.yml), where `manage.py check --deploy` is clean.
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# HSTS: browsers keep to https for this many seconds once they have seen it (0: not sent).
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+# /healthz is probed over plain http from inside the compose network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+# Behind a TLS-terminating proxy that sets X-Forwarded-Proto (only then: a client could send it).
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("SECURE_PROXY_SSL_HEADER", False) else None
+)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+# The Content-Security-Policy (agenticos/csp.py): on by default, everywhere; report-only lets an
+# operator try a change without breaking pages.
+CSP_ENABLED = env_bool("CSP_ENABLED", True)
+CSP_REPORT_ONLY = env_bool("CSP_REPORT_ONLY", False)
+CSP_INLINE_STYLE_PATHS = ("/api/v1/docs/",)
+
+# --- Sign-in lockout (django-axes) and API rate limits: docs/security.md ---------------------
+# After AXES_FAILURE_LIMIT wrong passwords for one account from one address, that pair is locked
+# out for AXES_COOLOFF_MINUTES (a 429); a right password resets the count. Each lockout is
+# audited (auth.lockout). Keyed on the pair so a stranger cannot lock a person out everywhere.
+AXES_ENABLED = env_bool("AXES_ENABLED", True)
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = __import__("datetime").timedelta(
+    minutes=env_int("AXES_COOLOFF_MINUTES", 15, minimum=1)
+)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+# Django's login form posts the email as "username".
+AXES_USERNAME_FORM_FIELD = "username"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
+# The client's address is REMOTE_ADDR: behind a proxy, uvicorn sets it from X-Forwarded-For for
+# the proxies FORWARDED_ALLOW_IPS trusts (docs/deployment.md), so no header is trusted here.
+# Requests per minute (DRF's "N/minute" syntax; empty turns a limit off).
+API_RATE_LIMIT = env_str("API_RATE_LIMIT", "600/minute")
+API_ANON_RATE_LIMIT = env_str("API_ANON_RATE_LIMIT", "60/minute")
+API_KEY_FAILURE_LIMIT = env_int("API_KEY_FAILURE_LIMIT", 20, minimum=0)
+API_KEY_FAILURE_WINDOW_SECONDS = env_int("API_KEY_FAILURE_WINDOW_SECONDS", 600, minimum=1)
+THROTTLE_KEY_PREFIX = "agenticos"
 
 # --- Email -------------------------------------------------------------------------------
 EMAIL_HOST = env_str("EMAIL_HOST", "")
@@ -219,10 +275,22 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["apps.orgs.api.permissions.OrganizationPermission"],
+    "DEFAULT_PARSER_CLASSES": [
+        # DRF's JSON parser with a size limit (413) and a nesting limit (422).
+        "apps.orgs.api.parsers.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_THROTTLE_CLASSES": [
+        "apps.orgs.throttling.ApiCallerRateThrottle",
+        "apps.orgs.throttling.ApiAnonymousRateThrottle",
+    ],
+    # A ceiling on limit (500) and a 422 for a limit or offset outside its type.
+    "DEFAULT_PAGINATION_CLASS": "apps.orgs.api.pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # drf-spectacular's, adding the errors every operation can answer (apps/orgs/api/schema.py).
+    "DEFAULT_SCHEMA_CLASS": "apps.orgs.api.schema.AgenticosAutoSchema",
     "EXCEPTION_HANDLER": "apps.orgs.api.exceptions.api_exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
@@ -231,6 +299,13 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Build agents out of capabilities and run them under governance.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # A request body is its own component: read-only fields never appear as inputs, write-only
+    # ones (a secret's value) never as outputs.
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "AgentStatusEnum": "apps.agents.models.AgentStatus",
+        "RunStatusEnum": "apps.runs.choices.RunStatus",
+    },
     # Swagger UI from the installed sidecar package, not a CDN: the docs page works offline.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

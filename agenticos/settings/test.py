@@ -1,6 +1,7 @@
 """The pytest suite: the same real PostgreSQL and Redis, faster password hashing."""
 
 import os
+import time
 
 from .base import *  # noqa: F401,F403
 from .base import DATABASES
@@ -13,3 +14,9 @@ DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{o
 # Run ids restart at 1 in every test database: each pytest process keys its run frames apart
 # (apps/runs/events.py), so two suites on one Redis never replay each other's streams.
 RUN_FRAMES_KEY_PREFIX = f"agenticos-test-{os.getpid()}"
+# Rate limits the suite cannot trip by accident (tests of the limits lower them for themselves),
+# kept apart per process so two suites on one Redis never share a count.
+API_RATE_LIMIT = "100000/minute"
+API_ANON_RATE_LIMIT = "100000/minute"
+API_KEY_FAILURE_LIMIT = 100000
+THROTTLE_KEY_PREFIX = f"agenticos-test-{os.getpid()}-{int(time.time())}"

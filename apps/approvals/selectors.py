@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Min, QuerySet
 from django.utils import timezone
 
+from agenticos import params as parsing
 from apps.audit.selectors import Window, parse_window
 from apps.orgs.permissions import APPROVALS_DECIDE, RUNS_VIEW, has_org_permission
 from apps.runs.models import Run
@@ -71,10 +72,7 @@ def parse_approval_filters(params) -> ApprovalFilters:
     triggered = params.get("triggered_by_user_id")
     triggered_id = None
     if triggered not in (None, ""):
-        if not str(triggered).strip().isdigit():
-            errors["triggered_by_user_id"] = ["must be a user id (an integer)"]
-        else:
-            triggered_id = int(triggered)
+        triggered_id = parsing.parse_id("triggered_by_user_id", triggered, errors)
     oldest = str(params.get("oldest_first", "true")).strip().lower()
     if oldest not in TRUE_WORDS | FALSE_WORDS:
         errors["oldest_first"] = ["must be true or false"]

@@ -12,9 +12,8 @@ from datetime import UTC, datetime, time, timedelta
 
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
-from django.utils import timezone
-from django.utils.dateparse import parse_date, parse_datetime
 
+from agenticos import params as parsing
 from apps.orgs.permissions import AUDIT_READ, has_org_permission
 
 from .chain import format_timestamp
@@ -76,23 +75,16 @@ class Window:
         }
 
 
-def _moment(raw: str, *, end_of_day: bool) -> datetime | None:
-    raw = raw.strip()
-    try:
-        # A bare date first: parse_datetime would read "2025-01-31" as its midnight.
-        day = parse_date(raw)
-        if day is not None:
-            if end_of_day:
-                return datetime.combine(day + timedelta(days=1), time.min, tzinfo=UTC) - timedelta(
-                    microseconds=1
-                )
-            return datetime.combine(day, time.min, tzinfo=UTC)
-        moment = parse_datetime(raw)
-    except ValueError:
-        return None
-    if moment is not None and timezone.is_naive(moment):
-        moment = timezone.make_aware(moment, UTC)
-    return moment
+def _moment(raw: str, *, end_of_day: bool, name: str = "", errors: dict | None = None) -> datetime | None:
+    errors = {} if errors is None else errors
+    moment = parsing.parse_day_or_moment(name, raw.strip(), errors)
+    if moment is None or isinstance(moment, datetime):
+        return moment
+    if end_of_day:
+        return datetime.combine(moment + timedelta(days=1), time.min, tzinfo=UTC) - timedelta(
+            microseconds=1
+        )
+    return datetime.combine(moment, time.min, tzinfo=UTC)
 
 
 def parse_window(params, from_key: str, to_key: str) -> Window:
@@ -103,9 +95,7 @@ def parse_window(params, from_key: str, to_key: str) -> Window:
         raw = params.get(key)
         ends[key] = None
         if raw not in (None, ""):
-            ends[key] = _moment(raw, end_of_day=end_of_day)
-            if ends[key] is None:
-                errors[key] = ["must be an ISO 8601 date (2025-01-31) or date-time"]
+            ends[key] = _moment(raw, end_of_day=end_of_day, name=key, errors=errors)
     window = Window(ends[from_key], ends[to_key], keys=(from_key, to_key))
     if window.complete and window.start > window.end:
         errors[to_key] = [f"must not be before {from_key}"]
@@ -142,14 +132,13 @@ class AuditFilters:
 def parse_audit_filters(params) -> AuditFilters:
     """`action` (repeatable), `actor_user_id`, `created_from`, `created_to` from a QueryDict."""
     errors: dict[str, list[str]] = {}
-    actions = tuple(value.strip() for value in params.getlist("action") if value.strip())
+    actions = parsing.parse_texts(
+        "action", (value.strip() for value in params.getlist("action")), errors
+    )
     actor_user_id = None
     raw_actor = params.get("actor_user_id")
     if raw_actor not in (None, ""):
-        if raw_actor.strip().isdigit():
-            actor_user_id = int(raw_actor)
-        else:
-            errors["actor_user_id"] = ["must be a user id (an integer)"]
+        actor_user_id = parsing.parse_id("actor_user_id", raw_actor, errors)
     try:
         window = parse_window(params, "created_from", "created_to")
     except ValidationError as error:

@@ -46,6 +46,12 @@ def memberships_for(organization: Organization) -> QuerySet[Membership]:
     )
 
 
+def members_of(organization: Organization) -> QuerySet[User]:
+    """The people of one organization. A person outside it is not found, like an id that never
+    existed: a lookup across the deployment would answer with their email address."""
+    return User.objects.filter(memberships__organization=organization)
+
+
 def api_keys_visible_to(user: User, organization: Organization) -> QuerySet[ApiKey]:
     """A person sees their own keys; members:manage sees every key of the organization."""
     keys = ApiKey.objects.filter(organization=organization).select_related("user")

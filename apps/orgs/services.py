@@ -234,16 +234,26 @@ def hash_api_key(raw_key: str) -> str:
 
 @transaction.atomic
 def api_key_create(
-    *, actor: User | None, organization: Organization, user: User, name: str
+    *,
+    actor: User | None,
+    organization: Organization,
+    user: User,
+    name: str,
+    expires_at=None,
 ) -> tuple[ApiKey, str]:
     """Issue a key for `user` in `organization`; returns the row and the key, shown this once.
 
-    A person issues keys for themselves; issuing one for someone else takes members:manage.
+    A key is minted by the person it acts as. Nobody — an admin, an owner, an app admin — holds a
+    credential that speaks as someone else: a key minted for the owner would let an admin act as
+    the owner (grant the owner role, be named as the owner in the trail). The one exception is
+    the operator's shell command (`actor=None`, `agenticos create-api-key`), audited as such.
     """
     if actor is not None and actor.pk != user.pk:
-        _require(actor, organization, MEMBERS_MANAGE)
+        raise PermissionDenied("an API key is minted by the person it acts as")
     if organization.role_of(user) is None:
         raise ValidationError({"user": f"{user.email} is not a member of {organization.name}"})
+    if expires_at is not None and expires_at <= timezone.now():
+        raise ValidationError({"expires_at": "must be in the future"})
     raw_key = API_KEY_PREFIX + secrets.token_urlsafe(32)
     api_key = ApiKey.objects.create(
         organization=organization,
@@ -251,13 +261,19 @@ def api_key_create(
         name=name or "API key",
         prefix=raw_key[: len(API_KEY_PREFIX) + 6],
         key_hash=hash_api_key(raw_key),
+        expires_at=expires_at,
     )
     record_audit(
         actor=actor,
         organization=organization,
         action="api_key.create" if actor else "api_key.create.shell",
         subject=api_key,
-        details={"user_id": user.pk, "name": api_key.name, "prefix": api_key.prefix},
+        details={
+            "user_id": user.pk,
+            "name": api_key.name,
+            "prefix": api_key.prefix,
+            "expires_at": expires_at.isoformat() if expires_at else None,
+        },
     )
     return api_key, raw_key
 
@@ -289,6 +305,8 @@ def api_key_authenticate(raw_key: str) -> ApiKey | None:
         .first()
     )
     if api_key is None:
+        return None
+    if api_key.expires_at is not None and api_key.expires_at <= timezone.now():
         return None
     # Still a member? A key outlives nothing its issuer lost.
     if api_key.organization.role_of(api_key.user) is None and not api_key.user.is_superuser:
@@ -323,3 +341,35 @@ def bootstrap(
             Membership.objects.create(organization=organization, user=owner, role=Role.OWNER)
         _run_setup_hooks(organization, owner)
     return organization, owner, generated
+
+
+@transaction.atomic
+def login_lockout_record(*, username: str, ip_address: str | None) -> None:
+    """Write django-axes' lockout of a sign-in to the trail.
+
+    One entry in the deployment chain (the address may be guessing many accounts), and one in
+    each organization the account belongs to, so its owners see that someone is trying their
+    member's password. No actor: nobody signed in; the subject is the account tried (or the
+    name typed, when no account has it).
+    """
+    username = (username or "").strip().lower()
+    user = User.objects.filter(email__iexact=username).first() if username else None
+    subject = user if user is not None else ("account", username[:200] or "(blank)", username[:200])
+    details = {
+        "username": username[:200],
+        "ip_address": ip_address or "",
+        "failure_limit": settings.AXES_FAILURE_LIMIT,
+        "cool_off_minutes": int(settings.AXES_COOLOFF_TIME.total_seconds() // 60),
+    }
+    record_audit(
+        actor=None, organization=None, action="auth.lockout", subject=subject, details=details
+    )
+    if user is not None:
+        for organization in Organization.objects.filter(memberships__user=user):
+            record_audit(
+                actor=None,
+                organization=organization,
+                action="auth.lockout",
+                subject=user,
+                details=details,
+            )

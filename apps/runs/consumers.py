@@ -36,6 +36,7 @@ from django.db import InterfaceError, OperationalError
 from django.db import connection as db_connection
 from psycopg.types.numeric import Int8
 
+from agenticos import params as parsing
 from apps.orgs.middleware import SESSION_KEY
 from apps.orgs.models import ApiKey, Membership, User
 from apps.orgs.permissions import ROLE_PERMISSIONS, RUNS_VIEW
@@ -67,10 +68,10 @@ def _cursor(query: dict, name: str) -> int | None:
     values = query.get(name)
     if not values or values[-1] == "":
         return None
-    value = values[-1]
-    if not value.isdigit():
+    value = parsing.parse_int(name, values[-1], {}, minimum=0)
+    if value is None:
         raise BadCursor(name)
-    return int(value)
+    return value
 
 
 @database_sync_to_async
@@ -115,7 +116,8 @@ _STILL_IN = """
      OR EXISTS (SELECT 1 FROM {membership} m JOIN {user} u ON u.id = m.user_id
                 WHERE m.organization_id = %(organization)s AND m.user_id = %(user)s AND u.is_active))
     AND (%(api_key)s::bigint IS NULL
-         OR EXISTS (SELECT 1 FROM {api_key} k WHERE k.id = %(api_key)s AND k.revoked_at IS NULL))
+         OR EXISTS (SELECT 1 FROM {api_key} k WHERE k.id = %(api_key)s AND k.revoked_at IS NULL
+                    AND (k.expires_at IS NULL OR k.expires_at > now())))
 """
 _RUN_FOLLOWABLE_SQL = (
     """

@@ -12,9 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from django.core.exceptions import ValidationError
-from django.utils import timezone
-from django.utils.dateparse import parse_date, parse_datetime
+from agenticos import params as parsing
 
 from .choices import RunStatus, Surface
 
@@ -49,14 +47,7 @@ class RunHistoryFilters:
 
 
 def _ints(name: str, values: list[str], errors: dict) -> tuple[int, ...]:
-    parsed = []
-    for value in values:
-        value = value.strip()
-        if not value.isdigit():
-            errors.setdefault(name, []).append(f"{value!r} is not an id (a positive integer)")
-            continue
-        parsed.append(int(value))
-    return tuple(parsed)
+    return parsing.parse_ids(name, values, errors)
 
 
 def _one(name: str, values: list[str], errors: dict) -> str | None:
@@ -70,10 +61,7 @@ def _one(name: str, values: list[str], errors: dict) -> str | None:
 
 def _int(name: str, values: list[str], errors: dict) -> int | None:
     value = _one(name, values, errors)
-    if value is None:
-        return None
-    parsed = _ints(name, [value], errors)
-    return parsed[0] if parsed else None
+    return None if value is None else parsing.parse_id(name, value, errors)
 
 
 def _bool(name: str, values: list[str], errors: dict, default: bool) -> bool:
@@ -108,24 +96,13 @@ def _moment(name: str, values: list[str], errors: dict, *, end_of_day: bool) -> 
     value = _one(name, values, errors)
     if value is None:
         return None
-    try:
-        # A bare date first: Python's ISO parser would otherwise read it as that day's midnight.
-        day = parse_date(value) if len(value) == 10 else None
-        moment = None if day is not None else parse_datetime(value)
-    except ValueError:
-        moment = day = None
-    if moment is None and day is None:
-        errors.setdefault(name, []).append(
-            f"{value!r} is not a date (YYYY-MM-DD) or an ISO datetime"
-        )
+    moment = parsing.parse_day_or_moment(name, value, errors)
+    if moment is None:
         return None
-    if day is not None:
+    if not isinstance(moment, dt.datetime):
         # A range picker hands over whole days: both ends are inclusive (seed 003).
-        start = dt.datetime.combine(day, dt.time.min)
-        moment = start + dt.timedelta(days=1) if end_of_day else start
-        return timezone.make_aware(moment, dt.UTC)
-    if timezone.is_naive(moment):
-        moment = timezone.make_aware(moment, dt.UTC)
+        start = dt.datetime.combine(moment, dt.time.min, tzinfo=dt.UTC)
+        return start + dt.timedelta(days=1) if end_of_day else start
     # An exact instant is inclusive too: the exclusive bound is one microsecond later.
     return moment + dt.timedelta(microseconds=1) if end_of_day else moment
 
@@ -144,7 +121,10 @@ def parse_run_history(params) -> RunHistoryFilters:
     if order_by not in ORDERS:
         errors.setdefault("order_by", []).append(f"{order_by!r} is not one of {', '.join(ORDERS)}")
         order_by = "started_at"
-    took_over_ms = _int("took_over_ms", values("took_over_ms"), errors)
+    took_over = _one("took_over_ms", values("took_over_ms"), errors)
+    took_over_ms = (
+        None if took_over is None else parsing.parse_int("took_over_ms", took_over, errors)
+    )
     rated = _one("rated", values("rated"), errors)
     if rated is not None and rated not in RATINGS:
         errors.setdefault("rated", []).append(f"{rated!r} is not up or down")
@@ -153,7 +133,7 @@ def parse_run_history(params) -> RunHistoryFilters:
         statuses=_choices("status", values("status"), RunStatus.values, errors),
         surfaces=_choices("surface", values("surface"), Surface.values, errors),
         user_ids=_ints("user_id", [v for v in values("user_id") if v != ""], errors),
-        model_labels=tuple(v for v in values("model_label") if v != ""),
+        model_labels=parsing.parse_texts("model_label", values("model_label"), errors),
         started_from=_moment("started_from", values("started_from"), errors, end_of_day=False),
         started_before=_moment("started_to", values("started_to"), errors, end_of_day=True),
         environment_id=_int("environment_id", values("environment_id"), errors),
@@ -169,6 +149,5 @@ def parse_run_history(params) -> RunHistoryFilters:
         ),
         parent_run_id=_int("parent_run_id", values("parent_run_id"), errors),
     )
-    if errors:
-        raise ValidationError({name: messages for name, messages in errors.items()})
+    parsing.raise_errors(errors)
     return filters

@@ -16,7 +16,7 @@ from django.db.models import (
     Value,
     When,
 )
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, Now
 
 from apps.agents.selectors import agents_runnable_by
 from apps.orgs.permissions import RUNS_VIEW, has_org_permission
@@ -192,7 +192,12 @@ def _caller_still_in(user_id: int, organization_id: int, api_key_id: int | None)
         Membership.objects.filter(organization_id=organization_id, user_id=user_id, user__is_active=True)
     )
     if api_key_id is not None:
-        active_member &= Exists(ApiKey.objects.filter(pk=api_key_id, revoked_at__isnull=True))
+        # A key that was revoked or has expired since the stream began ends it.
+        active_member &= Exists(
+            ApiKey.objects.filter(pk=api_key_id, revoked_at__isnull=True).filter(
+                Q(expires_at__isnull=True) | Q(expires_at__gt=Now())
+            )
+        )
     return active_member
 
 

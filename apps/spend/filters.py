@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from agenticos import params as parsing
 from apps.audit.selectors import Window, parse_window
 
 DEFAULT_DAYS = 30
@@ -77,9 +78,11 @@ def parse_spend_window(params, *, now: dt.datetime | None = None) -> SpendWindow
     raw = (params.get("days") or "").strip()
     if not raw:
         return last_days(DEFAULT_DAYS, now=now)
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_DAYS:
+    errors: dict[str, list[str]] = {}
+    days = parsing.parse_int("days", raw, errors, minimum=1, maximum=MAX_DAYS)
+    if days is None:
         raise ValidationError({"days": [f"must be a whole number of days from 1 to {MAX_DAYS}"]})
-    return last_days(int(raw), now=now)
+    return last_days(days, now=now)
 
 
 def parse_export_window(params) -> Window:

@@ -4,6 +4,7 @@ approvals tab while the chat stays open — and the chat shows the resumed run f
 
 
 import pytest
+from playwright.sync_api import expect
 
 from apps.approvals.models import ToolApproval
 from apps.runs.models import Run
@@ -15,7 +16,6 @@ from .factories import ADD_ONE, gated_agent
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-DONE = "document.getElementById('chat-status').textContent === 'Done.'"
 
 
 def test_a_parked_chat_run_is_approved_from_its_card_and_from_the_queue_and_finishes(
@@ -39,14 +39,12 @@ def test_a_parked_chat_run_is_approved_from_its_card_and_from_the_queue_and_fini
     card.wait_for()
     run = wait_for(Run.objects.get(organization=org).pk, statuses={"awaiting_approval"})
     assert "add_task" in card.inner_text() and "Email the customer" in card.inner_text()
-    page.wait_for_function(
-        "document.getElementById('chat-status').textContent === 'Waiting for approval.'"
-    )
+    expect(page.locator("#chat-status")).to_have_text("Waiting for approval.")
 
     card.locator("input[name=note]").fill("Go ahead")
     card.locator("button[value=approve]").click()
     # The same run resumes on the same stream: the chat follows it to the end.
-    page.wait_for_function(DONE)
+    expect(page.locator("#chat-status")).to_have_text("Done.")
     finished = wait_for(run.pk)
     assert finished.status == "completed", finished.error
     approval = ToolApproval.objects.get(run=run)
@@ -76,7 +74,7 @@ def test_a_parked_chat_run_is_approved_from_its_card_and_from_the_queue_and_fini
     assert "/activity/?tab=approvals" in queue.url
 
     page.bring_to_front()
-    page.wait_for_function(DONE)
+    expect(page.locator("#chat-status")).to_have_text("Done.")
     assert wait_for(second.pk).status == "completed"
     assert "Decided" in page.locator("#transcript .approval-card").nth(1).inner_text()
 
@@ -101,13 +99,11 @@ def test_a_parked_run_reopened_after_a_reload_shows_one_card_and_finishes_when_a
     # Reopened (any device): the card is drawn from the parked state, and the replayed frames
     # do not draw it a second time.
     page.reload()
-    page.wait_for_function(
-        "document.getElementById('chat-status').textContent === 'Waiting for approval.'"
-    )
+    expect(page.locator("#chat-status")).to_have_text("Waiting for approval.")
     cards = page.locator("#transcript .approval-card")
     assert cards.count() == 1
     cards.first.locator("button[value=approve]").click()
-    page.wait_for_function(DONE)
+    expect(page.locator("#chat-status")).to_have_text("Done.")
     finished = wait_for(run.pk)
     assert finished.status == "completed", finished.error
     assert (
@@ -139,7 +135,7 @@ def test_the_person_asked_answers_the_question_card_and_the_chat_shows_the_run_f
     run = wait_for(Run.objects.get(organization=org).pk, statuses={"awaiting_answer"})
     card.locator("input[value=Yes]").check()
     card.locator("button[type=submit]").click()
-    page.wait_for_function(DONE)
+    expect(page.locator("#chat-status")).to_have_text("Done.")
     finished = wait_for(run.pk)
     assert finished.status == "completed" and "Yes" in finished.output
     assert "Answered" in card.inner_text()

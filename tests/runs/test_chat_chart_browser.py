@@ -5,6 +5,7 @@ live from the frames, and again after a reload from the stored data."""
 import json
 
 import pytest
+from playwright.sync_api import expect
 
 from apps.agents.template import TEMPLATE_AGENT_NAME
 from apps.orgs.services import organization_create
@@ -41,7 +42,7 @@ def test_a_fresh_organizations_agent_draws_a_chart_in_chat(
     page.click("#chat-send")
 
     page.wait_for_selector("#transcript .turn.assistant figure.chart svg")
-    page.wait_for_function("document.getElementById('chat-status').textContent === 'Done.'")
+    expect(page.locator("#chat-status")).to_have_text("Done.")
     run = wait_for(Run.objects.get(organization=organization).pk)
     assert run.status == "completed", run.error
     svg = page.locator("#transcript figure.chart svg")

@@ -5,6 +5,7 @@ stream in; then open Activity, sort by Took, and open a run's detail."""
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from apps.runs.models import Run
 from tests.factories import DEFAULT_PASSWORD
@@ -45,7 +46,7 @@ def test_chat_streams_the_answer_and_its_cost_then_activity_sorts_by_took_and_op
 
     # Streamed in over the websocket: a tool call per step, the answer, the cost, then the end.
     page.wait_for_selector("#transcript .turn.assistant .tool-call")
-    page.wait_for_function("document.getElementById('chat-status').textContent === 'Done.'")
+    expect(page.locator("#chat-status")).to_have_text("Done.")
     run = Run.objects.get(organization=org)
     assert run.surface == "chat" and run.status == "completed"
     answer = page.locator("#transcript .turn.assistant .text").last.inner_text()
@@ -62,7 +63,7 @@ def test_chat_streams_the_answer_and_its_cost_then_activity_sorts_by_took_and_op
     # A second, quicker run, so Took has something to order.
     page.fill("#chat-message", "hello again")
     page.click("#chat-send")
-    page.wait_for_function("document.getElementById('chat-status').textContent === 'Done.'")
+    expect(page.locator("#chat-status")).to_have_text("Done.")
     wait_for(Run.objects.order_by("-pk").first().pk)
 
     page.click("nav.mainnav >> text=Activity")

@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from agenticos.params import IdField, SafeJSONField
 from apps.agents.models import Agent, AgentVersion, ModelProfile, Provider
 
 
@@ -50,13 +51,13 @@ class AgentDetailSerializer(AgentListSerializer):
 class AgentCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=120)
     description = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
-    spec = serializers.JSONField(required=False, help_text="Omit for New agent: the AgenticOS template.")
+    spec = SafeJSONField(required=False, help_text="Omit for New agent: the AgenticOS template.")
 
 
 class AgentUpdateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=120, required=False)
     description = serializers.CharField(max_length=500, required=False, allow_blank=True)
-    spec = serializers.JSONField(required=False, help_text="Replaces the whole draft spec.")
+    spec = SafeJSONField(required=False, help_text="Replaces the whole draft spec.")
 
 
 class PublishSerializer(serializers.Serializer):
@@ -80,7 +81,7 @@ class AgentVersionSerializer(serializers.ModelSerializer):
 
 
 class GrantSerializer(serializers.Serializer):
-    user_id = serializers.IntegerField()
+    user_id = IdField()
     actions = serializers.ListField(
         child=serializers.ChoiceField(choices=["view", "edit", "run", "publish"]), allow_empty=False
     )

@@ -10,16 +10,24 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from agenticos.params import ID_PATH_PATTERN
 from apps.agents import selectors, services
 from apps.agents.manifest import tool_manifest
 from apps.agents.services import PublishRefused
 from apps.orgs import permissions as perms
 from apps.orgs.api.exceptions import UnprocessableEntity
-from apps.orgs.models import User
+from apps.orgs.selectors import members_of
 
 from .serializers import (
     AgentCreateSerializer,
@@ -30,6 +38,24 @@ from .serializers import (
     GrantSerializer,
     ModelProfileSerializer,
     PublishSerializer,
+)
+
+AGENT_ID = OpenApiParameter("id", int, OpenApiParameter.PATH, description="The agent's id.")
+PROFILE_ID = OpenApiParameter("id", int, OpenApiParameter.PATH, description="The profile's id.")
+PUBLISH_REFUSED = OpenApiResponse(
+    response={
+        "type": "object",
+        "properties": {
+            "errors": {
+                "type": "array",
+                "items": {"type": "object", "additionalProperties": True},
+                "description": "Each error names its `binding` and `field`.",
+            }
+        },
+        "additionalProperties": True,
+    },
+    description="The draft does not publish (each error names the binding and the field), or a "
+    "value outside its type.",
 )
 
 _TRUE = {"true", "1", "yes"}
@@ -48,10 +74,39 @@ def _bool_param(request, name: str) -> bool:
     raise UnprocessableEntity({name: ["must be true or false"]})
 
 
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[OpenApiParameter("include_archived", bool)],
+        responses={200: AgentListSerializer(many=True)},
+    ),
+    retrieve=extend_schema(parameters=[AGENT_ID], responses={200: AgentDetailSerializer}),
+    create=extend_schema(request=AgentCreateSerializer, responses={201: AgentDetailSerializer}),
+    partial_update=extend_schema(
+        parameters=[AGENT_ID], request=AgentUpdateSerializer, responses={200: AgentDetailSerializer}
+    ),
+    destroy=extend_schema(parameters=[AGENT_ID], responses={204: None}),
+    publish=extend_schema(
+        parameters=[AGENT_ID],
+        request=PublishSerializer,
+        responses={201: AgentVersionSerializer, 422: PUBLISH_REFUSED},
+    ),
+    versions=extend_schema(parameters=[AGENT_ID], responses={200: AgentVersionSerializer(many=True)}),
+    tools=extend_schema(
+        parameters=[AGENT_ID, OpenApiParameter("draft", bool)],
+        responses={200: OpenApiTypes.OBJECT},
+        description="Every tool a run of the published version gets (or of the draft).",
+    ),
+    grants=extend_schema(
+        parameters=[AGENT_ID], request=GrantSerializer, responses={200: AgentDetailSerializer}
+    ),
+)
 class AgentViewSet(viewsets.ViewSet):
     """Agents of the caller's organization. `GET` lists what you may see (with
     `budget_monthly_usd` of the published version); `POST` creates one (no `spec`: New agent, the
     AgenticOS template); `PATCH` changes the draft; `DELETE` archives."""
+
+    # Path ids are ASCII digits: "5 ", "²" and "abc" do not route (a 404 like a missing id).
+    lookup_value_regex = ID_PATH_PATTERN
 
     # No role gate here: an object grant can widen a role (a viewer who may edit one agent), so
     # each action asks selectors.can() on the row, and agent_create checks agents:edit.
@@ -77,6 +132,10 @@ class AgentViewSet(viewsets.ViewSet):
         return Response(self._detail(self._agent(pk)))
 
     def create(self, request):
+        # Permission before the body: a caller who may not create agents learns nothing from
+        # validation messages (agent_create checks it again, as every service does).
+        if not perms.has_org_permission(request.user, request.organization, perms.AGENTS_EDIT):
+            raise PermissionDenied(f"{perms.AGENTS_EDIT} is required")
         data = AgentCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
@@ -134,15 +193,28 @@ class AgentViewSet(viewsets.ViewSet):
         agent = self._agent(pk, "edit")
         data = GrantSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        user = get_object_or_404(User, pk=data.validated_data["user_id"])
+        # Only a member of the agent's organization: anyone else is a 404 like a missing id, so
+        # walking ids reveals no account (or its email) outside the organization.
+        user = get_object_or_404(members_of(request.organization), pk=data.validated_data["user_id"])
         service = services.agent_grant if request.method == "POST" else services.agent_revoke
         service(actor=request.user, agent=agent, user=user, actions=data.validated_data["actions"])
         return Response(self._detail(agent))
 
 
+@extend_schema_view(
+    list=extend_schema(responses={200: ModelProfileSerializer(many=True)}),
+    retrieve=extend_schema(parameters=[PROFILE_ID], responses={200: ModelProfileSerializer}),
+    create=extend_schema(request=ModelProfileSerializer, responses={201: ModelProfileSerializer}),
+    partial_update=extend_schema(
+        parameters=[PROFILE_ID], request=ModelProfileSerializer, responses={200: ModelProfileSerializer}
+    ),
+)
 class ModelProfileViewSet(viewsets.ViewSet):
     """The organization's model profiles. Any member reads them; settings:manage changes them.
     `secret_id` is write-only: a response says `has_secret`, never the key."""
+
+    # Path ids are ASCII digits: "5 ", "²" and "abc" do not route (a 404 like a missing id).
+    lookup_value_regex = ID_PATH_PATTERN
 
     required_permission = {"GET": None, "POST": perms.SETTINGS_MANAGE, "PATCH": perms.SETTINGS_MANAGE}
 

@@ -5,21 +5,47 @@ from __future__ import annotations
 
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.orgs.api.exceptions import Conflict
 from apps.orgs.api.negotiation import FileDownloadNegotiation
+from apps.orgs.api.schema import ErrorSerializer
 from apps.orgs.permissions import APPROVALS_DECIDE
 from apps.runs.api.serializers import RunSerializer
 from apps.runs.models import Run
 
 from .. import selectors, services
+from ..choices import ApprovalStatus
 from ..exports import approvals_export
 from ..models import Question
 from ..parking import continuation_report
-from .serializers import AnswerSerializer, DecideSerializer
+from .serializers import (
+    AnswerSerializer,
+    ApprovalPageSerializer,
+    ApprovalRowSerializer,
+    DecideSerializer,
+    ParkedCallsSerializer,
+    QuestionRowSerializer,
+    ResumeReportSerializer,
+    RunQuestionsSerializer,
+)
+
+FILTER_PARAMETERS = [
+    OpenApiParameter(
+        "status", str, many=True, enum=ApprovalStatus.values, description="Default: pending."
+    ),
+    OpenApiParameter("triggered_by_user_id", int),
+    OpenApiParameter("created_from", OpenApiTypes.DATETIME, description="A date or a date-time."),
+    OpenApiParameter(
+        "created_to", OpenApiTypes.DATETIME, description="Inclusive; a date means the whole day."
+    ),
+    OpenApiParameter("oldest_first", bool, description="Default: true."),
+]
+CONFLICT = OpenApiResponse(response=ErrorSerializer, description="Already decided.")
 
 
 class ApprovalListView(GenericAPIView):
@@ -30,6 +56,10 @@ class ApprovalListView(GenericAPIView):
     required_permission = APPROVALS_DECIDE
     filter_backends: list = []
 
+    @extend_schema(
+        parameters=[*FILTER_PARAMETERS, OpenApiParameter("limit", int), OpenApiParameter("offset", int)],
+        responses={200: ApprovalPageSerializer},
+    )
     def get(self, request):
         filters = selectors.parse_approval_filters(request.query_params)
         approvals = filters.apply(
@@ -49,6 +79,7 @@ class ApprovalDecideView(APIView):
 
     required_permission = APPROVALS_DECIDE
 
+    @extend_schema(request=DecideSerializer, responses={200: ApprovalRowSerializer, 409: CONFLICT})
     def post(self, request, pk: int):
         approval = get_object_or_404(
             selectors.approvals_visible_to(request.user, request.organization), pk=pk
@@ -77,6 +108,7 @@ class ApprovalExportView(APIView):
     required_permission = APPROVALS_DECIDE
     content_negotiation_class = FileDownloadNegotiation
 
+    @extend_schema(parameters=FILTER_PARAMETERS, responses={(200, "text/csv"): OpenApiTypes.BINARY})
     def get(self, request):
         return approvals_export(
             user=request.user,
@@ -104,6 +136,7 @@ class RunParkedView(APIView):
 
     required_permission = APPROVALS_DECIDE
 
+    @extend_schema(responses={200: ParkedCallsSerializer})
     def get(self, request, pk: int):
         run = _run_of_org(request, pk)
         return Response(
@@ -123,6 +156,16 @@ class RunResumeView(APIView):
 
     required_permission = APPROVALS_DECIDE
 
+    @extend_schema(
+        request=None,
+        responses={
+            200: ResumeReportSerializer,
+            409: OpenApiResponse(
+                response=ErrorSerializer,
+                description="Not resumable now (calls undecided, or the spec no longer builds).",
+            ),
+        },
+    )
     def post(self, request, pk: int):
         run = _run_of_org(request, pk)
         history_length = (run.paused_state or {}).get("history_length", 0)
@@ -141,6 +184,7 @@ class RunResumeView(APIView):
 class RunQuestionsView(APIView):
     """`GET /runs/{id}/questions/`: the question card a run is waiting on (any device re-reads it)."""
 
+    @extend_schema(responses={200: RunQuestionsSerializer})
     def get(self, request, pk: int):
         run = selectors.run_visible_to(request.user, request.organization, pk)
         if run is None:
@@ -158,6 +202,15 @@ class RunAnswersView(APIView):
     """`POST /runs/{id}/answers/` `{"question_id"?, "answers": [{"header", "selected": [...],
     "custom_answer"?}], "declined": false}`: only the person who was asked may answer."""
 
+    @extend_schema(
+        request=AnswerSerializer,
+        responses={
+            200: QuestionRowSerializer,
+            409: OpenApiResponse(
+                response=ErrorSerializer, description="Not waiting for an answer, or answered."
+            ),
+        },
+    )
     def post(self, request, pk: int):
         run = selectors.run_visible_to(request.user, request.organization, pk)
         if run is None:

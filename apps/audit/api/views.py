@@ -7,6 +7,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import viewsets
 from rest_framework.views import APIView
 
+from agenticos.params import ID_PATH_PATTERN
 from apps.audit.exports import audit_export
 from apps.audit.selectors import audit_entries_visible_to, parse_audit_filters
 from apps.orgs.api.negotiation import FileDownloadNegotiation
@@ -32,6 +33,9 @@ FILTER_PARAMETERS = [
 class AuditEntryViewSet(viewsets.ReadOnlyModelViewSet):
     """The organization's audit trail, newest first (audit:read). App admins are not exempt:
     what they do is in here too."""
+
+    # Path ids are ASCII digits: "5 ", "²" and "abc" do not route (a 404 like a missing id).
+    lookup_value_regex = ID_PATH_PATTERN
 
     serializer_class = AuditEntrySerializer
     required_permission = AUDIT_READ

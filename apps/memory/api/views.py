@@ -7,9 +7,11 @@ organization is a 404 with the same body as an id that never existed.
 from __future__ import annotations
 
 from django.http import Http404
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import status, viewsets
 from rest_framework.response import Response
 
+from agenticos.params import ID_PATH_PATTERN
 from apps.memory import selectors, services
 from apps.orgs import permissions as perms
 
@@ -19,8 +21,25 @@ from .serializers import (
     ContextFileWriteSerializer,
 )
 
+FILE_ID = OpenApiParameter("id", int, OpenApiParameter.PATH, description="The file's id.")
 
+
+@extend_schema_view(
+    list=extend_schema(responses={200: ContextFileListSerializer(many=True)}),
+    retrieve=extend_schema(parameters=[FILE_ID], responses={200: ContextFileSerializer}),
+    create=extend_schema(request=ContextFileWriteSerializer, responses={201: ContextFileSerializer}),
+    update=extend_schema(
+        parameters=[FILE_ID], request=ContextFileWriteSerializer, responses={200: ContextFileSerializer}
+    ),
+    partial_update=extend_schema(
+        parameters=[FILE_ID], request=ContextFileWriteSerializer, responses={200: ContextFileSerializer}
+    ),
+    destroy=extend_schema(parameters=[FILE_ID], responses={204: None}),
+)
 class ContextFileViewSet(viewsets.ViewSet):
+
+    # Path ids are ASCII digits: "5 ", "²" and "abc" do not route (a 404 like a missing id).
+    lookup_value_regex = ID_PATH_PATTERN
     required_permission = {
         "GET": perms.AGENTS_VIEW,
         "HEAD": perms.AGENTS_VIEW,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -31,6 +32,13 @@ def api_exception_handler(exc, context):
         exception_handler,  # rest_framework.views imports this module's setting
     )
 
+    if isinstance(exc, RequestDataTooBig):
+        # A form or multipart body over DATA_UPLOAD_MAX_MEMORY_SIZE: a 413 in JSON like a JSON
+        # body's (apps/orgs/api/parsers.py), not Django's 400 page.
+        return Response(
+            {"detail": "The request body is larger than this API accepts."},
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
     if isinstance(exc, DjangoValidationError):
         return Response(_django_validation_detail(exc), status=status.HTTP_422_UNPROCESSABLE_ENTITY)
     if isinstance(exc, DjangoPermissionDenied):

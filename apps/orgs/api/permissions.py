@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.http import Http404
 from rest_framework import permissions
 
+from agenticos import params as parsing
 from apps.orgs.models import ApiKey
 from apps.orgs.permissions import has_org_permission
 from apps.orgs.selectors import organization_for_user
@@ -26,11 +27,13 @@ def resolve_request_organization(request):
         return request.auth.organization
     header = request.META.get(ORGANIZATION_HEADER)
     if header is not None:
-        if not header.strip().isdigit():
+        errors: dict[str, list[str]] = {}
+        organization_id = parsing.parse_id("X-Organization-Id", header, errors)
+        if organization_id is None:
             raise UnprocessableEntity(
                 {"X-Organization-Id": ["must be an organization id (an integer)"]}
             )
-        organization = organization_for_user(request.user, header)
+        organization = organization_for_user(request.user, organization_id)
         if organization is None:
             raise Http404
         return organization

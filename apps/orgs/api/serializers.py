@@ -1,3 +1,4 @@
+from django.utils import timezone
 from rest_framework import serializers
 
 from apps.orgs.choices import Role
@@ -60,10 +61,46 @@ class ApiKeySerializer(serializers.ModelSerializer):
             "created_at",
             "last_used_at",
             "revoked_at",
+            "expires_at",
             "active",
         ]
 
 
+class ApiKeyCreatedSerializer(ApiKeySerializer):
+    """The creation answer: the key itself, shown this once."""
+
+    key = serializers.CharField(read_only=True, help_text="The key; it is never shown again.")
+
+    class Meta(ApiKeySerializer.Meta):
+        fields = [*ApiKeySerializer.Meta.fields, "key"]
+
+
 class ApiKeyCreateSerializer(serializers.Serializer):
+    """A key acts as the person who mints it; there is no minting for someone else."""
+
     name = serializers.CharField(max_length=100)
-    user_id = serializers.IntegerField(required=False, help_text="Defaults to the caller.")
+    user_id = serializers.IntegerField(
+        required=False,
+        help_text="Only the caller's own id: a key is minted by the person it acts as.",
+    )
+
+    expires_at = serializers.DateTimeField(
+        required=False,
+        allow_null=True,
+        help_text="When the key stops working by itself (in the future); omit or null: never.",
+    )
+
+    def validate_expires_at(self, value):
+        if value is not None and value <= timezone.now():
+            raise serializers.ValidationError("must be in the future")
+        if value is not None and value.year > 9998:
+            raise serializers.ValidationError("must be before 9999")
+        return value
+
+    def validate_user_id(self, value):
+        request = self.context["request"]
+        if value != request.user.pk:
+            raise serializers.ValidationError(
+                "a key is minted by the person it acts as; ask them to create it"
+            )
+        return value

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.generics import get_object_or_404
 from rest_framework.response import Response
 
+from agenticos.params import ID_PATH_PATTERN
 from apps.orgs import permissions as perms
 from apps.orgs import selectors, services
-from apps.orgs.models import User
+from apps.orgs.models import ApiKey, Membership, Organization
 
 from .serializers import (
+    ApiKeyCreatedSerializer,
     ApiKeyCreateSerializer,
     ApiKeySerializer,
     MembershipCreateSerializer,
@@ -22,6 +26,7 @@ from .serializers import (
 )
 
 _UNSET = ...
+ORGANIZATION_FIELD_PERMISSIONS = (perms.SETTINGS_MANAGE, perms.BUDGETS_MANAGE, perms.APPROVALS_DECIDE)
 
 
 class OrganizationViewSet(
@@ -30,7 +35,11 @@ class OrganizationViewSet(
     """The caller's organization. `PATCH` changes its name (settings:manage), monthly cap
     (budgets:manage; null = no cap) or `chat_may_waive_approvals` (approvals:decide)."""
 
+    # Path ids are ASCII digits: "5 ", "²" and "abc" do not route (a 404 like a missing id).
+    lookup_value_regex = ID_PATH_PATTERN
+
     serializer_class = OrganizationSerializer
+    queryset = Organization.objects.none()  # the schema's model; get_queryset scopes the reads
 
     def get_queryset(self):
         # Only the organization the request acts in: another one is a 404 like a missing id.
@@ -38,8 +47,18 @@ class OrganizationViewSet(
             pk=self.request.organization.pk
         )
 
+    @extend_schema(request=OrganizationUpdateSerializer, responses={200: OrganizationSerializer})
     def partial_update(self, request, pk=None):
         organization = get_object_or_404(self.get_queryset(), pk=pk)
+        # Permission before the body: each field has its own permission (checked by the
+        # service), and a caller holding none of them is refused before anything is parsed.
+        if not any(
+            perms.has_org_permission(request.user, organization, permission)
+            for permission in ORGANIZATION_FIELD_PERMISSIONS
+        ):
+            raise PermissionDenied(
+                f"one of {', '.join(ORGANIZATION_FIELD_PERMISSIONS)} is required"
+            )
         data = OrganizationUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
@@ -54,12 +73,17 @@ class OrganizationViewSet(
 
 
 class MembershipViewSet(viewsets.GenericViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin):
+
+    # Path ids are ASCII digits: "5 ", "²" and "abc" do not route (a 404 like a missing id).
+    lookup_value_regex = ID_PATH_PATTERN
     serializer_class = MembershipSerializer
+    queryset = Membership.objects.none()  # the schema's model; get_queryset scopes the reads
     required_permission = perms.MEMBERS_MANAGE
 
     def get_queryset(self):
         return selectors.memberships_for(self.request.organization)
 
+    @extend_schema(request=MembershipCreateSerializer, responses={201: MembershipSerializer})
     def create(self, request):
         data = MembershipCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -68,6 +92,7 @@ class MembershipViewSet(viewsets.GenericViewSet, mixins.ListModelMixin, mixins.R
         )
         return Response(MembershipSerializer(membership).data, status=status.HTTP_201_CREATED)
 
+    @extend_schema(request=MembershipUpdateSerializer, responses={200: MembershipSerializer})
     def partial_update(self, request, pk=None):
         membership = self.get_object()
         data = MembershipUpdateSerializer(data=request.data)
@@ -86,30 +111,31 @@ class ApiKeyViewSet(viewsets.GenericViewSet, mixins.ListModelMixin, mixins.Retri
     """Your API keys (every key of the organization with members:manage). The key itself is in
     the creation response only."""
 
+    # Path ids are ASCII digits: "5 ", "²" and "abc" do not route (a 404 like a missing id).
+    lookup_value_regex = ID_PATH_PATTERN
+
     serializer_class = ApiKeySerializer
+    queryset = ApiKey.objects.none()  # the schema's model; get_queryset scopes the reads
 
     def get_queryset(self):
         return selectors.api_keys_visible_to(self.request.user, self.request.organization)
 
+    @extend_schema(request=ApiKeyCreateSerializer, responses={201: ApiKeyCreatedSerializer})
     def create(self, request):
-        data = ApiKeyCreateSerializer(data=request.data)
+        data = ApiKeyCreateSerializer(data=request.data, context={"request": request})
         data.is_valid(raise_exception=True)
-        user = request.user
-        if "user_id" in data.validated_data and data.validated_data["user_id"] != request.user.pk:
-            member_ids = selectors.memberships_for(request.organization).values("user_id")
-            user = get_object_or_404(
-                User.objects.filter(pk__in=member_ids), pk=data.validated_data["user_id"]
-            )
         api_key, raw_key = services.api_key_create(
             actor=request.user,
             organization=request.organization,
-            user=user,
+            user=request.user,
             name=data.validated_data["name"],
+            expires_at=data.validated_data.get("expires_at"),
         )
         return Response(
             {**ApiKeySerializer(api_key).data, "key": raw_key}, status=status.HTTP_201_CREATED
         )
 
+    @extend_schema(request=None, responses={200: ApiKeySerializer})
     @action(detail=True, methods=["post"])
     def revoke(self, request, pk=None):
         api_key = services.api_key_revoke(actor=request.user, api_key=self.get_object())

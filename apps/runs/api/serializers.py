@@ -1,13 +1,14 @@
 from rest_framework import serializers
 
+from agenticos.params import IdField
 from apps.approvals.choices import ApprovalMode
 from apps.runs.models import Run
 
 
 class RunCreateSerializer(serializers.Serializer):
-    agent_id = serializers.IntegerField()
+    agent_id = IdField()
     input = serializers.CharField(trim_whitespace=False, allow_blank=False)
-    conversation_id = serializers.IntegerField(required=False, allow_null=True)
+    conversation_id = IdField(required=False, allow_null=True)
     # Whether the caller may have the mode is prepare()'s to decide (approve_all is a web chat's
     # only): an API run asking for it fails its turn with the sentence, never runs under the spec.
     approval_mode = serializers.ChoiceField(
@@ -95,3 +96,13 @@ class StepSerializer(serializers.Serializer):
     input_tokens = serializers.IntegerField()
     output_tokens = serializers.IntegerField()
     cost_usd = serializers.DecimalField(max_digits=14, decimal_places=8, coerce_to_string=True)
+
+
+class RunTranscriptSerializer(serializers.Serializer):
+    """A run's transcript: its conversation's turns (null for a run without a conversation) and
+    the run's own steps."""
+
+    run_id = serializers.IntegerField()
+    conversation_id = serializers.IntegerField(allow_null=True)
+    turns = TurnSerializer(many=True, allow_null=True)
+    steps = StepSerializer(many=True)

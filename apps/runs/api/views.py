@@ -5,21 +5,58 @@ from __future__ import annotations
 
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from agenticos import params as parsing
+from agenticos.params import ID_PATH_PATTERN
 from apps.agents.selectors import agent_for
 from apps.orgs import permissions as perms
 from apps.orgs.api.negotiation import FileDownloadNegotiation
 from apps.runs import selectors, services
+from apps.runs.choices import RunStatus, Surface
 from apps.runs.exports import runs_export
-from apps.runs.filters import parse_run_history
+from apps.runs.filters import ORDERS, RATINGS, parse_run_history
+from apps.runs.models import Run
 
-from .serializers import RunCreateSerializer, RunSerializer, StepSerializer, TurnSerializer
+from .serializers import (
+    RunCreateSerializer,
+    RunSerializer,
+    RunTranscriptSerializer,
+    StepSerializer,
+    TurnSerializer,
+)
+
+# The run history's filters (apps/runs/filters.py parses them; a value outside its type is a 422).
+HISTORY_PARAMETERS = [
+    OpenApiParameter("status", str, many=True, enum=RunStatus.values, description="Repeatable."),
+    OpenApiParameter("surface", str, many=True, enum=Surface.values, description="Repeatable."),
+    OpenApiParameter("user_id", int, many=True, description="Repeatable."),
+    OpenApiParameter("model_label", str, many=True, description="Repeatable."),
+    OpenApiParameter(
+        "started_from", OpenApiTypes.DATETIME, description="A date (the whole day) or a date-time."
+    ),
+    OpenApiParameter(
+        "started_to", OpenApiTypes.DATETIME, description="Inclusive; a date means the whole day."
+    ),
+    OpenApiParameter("environment_id", int),
+    OpenApiParameter("exposure_id", int),
+    OpenApiParameter("agent_version_id", int),
+    OpenApiParameter("took_over_ms", int, description="Only runs that took longer (ms)."),
+    OpenApiParameter("rated", str, enum=list(RATINGS)),
+    OpenApiParameter("order_by", str, enum=list(ORDERS)),
+    OpenApiParameter("descending", bool),
+    OpenApiParameter("agent_id", int),
+    OpenApiParameter("include_delegations", bool),
+    OpenApiParameter("parent_run_id", int),
+]
 
 
+@extend_schema_view(list=extend_schema(parameters=HISTORY_PARAMETERS))
 class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """`POST` starts a run (`agents:run`, or a run grant on the agent) and answers it `queued`; `GET` lists the run history
     (top-level runs by default, every filter and order of seed 003; a value outside its type is
@@ -27,7 +64,11 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     with `runs:view`, else your own, and another organization's run is a 404 like a missing id;
     `POST {id}/cancel/` stops one."""
 
+    # Path ids are ASCII digits: "5 ", "²" and "abc" do not route (a 404 like a missing id).
+    lookup_value_regex = ID_PATH_PATTERN
+
     serializer_class = RunSerializer
+    queryset = Run.objects.none()  # the schema's model; get_queryset scopes the reads
     # Who may start a run depends on the agent named in the body (agents:run, or a run grant on
     # that agent): run_create decides it with the agents app's selector.
 
@@ -40,14 +81,16 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         )
 
     def get_object(self):
-        pk = self.kwargs.get("pk", "")
-        if not str(pk).isdigit():
+        # A path id outside its type reads as absent: a 404 like an id that never existed.
+        pk = parsing.parse_id("id", str(self.kwargs.get("pk", "")), {})
+        if pk is None:
             raise Http404
-        run = selectors.run_for_reader(self.request.user, self.request.organization, int(pk))
+        run = selectors.run_for_reader(self.request.user, self.request.organization, pk)
         if run is None:
             raise Http404
         return run
 
+    @extend_schema(request=RunCreateSerializer, responses={201: RunSerializer})
     def create(self, request):
         data = RunCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -71,6 +114,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         )
         return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED)
 
+    @extend_schema(responses={200: RunTranscriptSerializer})
     @action(detail=True, methods=["get"], url_path="transcript")
     def transcript(self, request, pk=None):
         transcript = selectors.run_transcript(self.get_object())
@@ -85,6 +129,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
             }
         )
 
+    @extend_schema(request=None, responses={200: RunSerializer})
     @action(detail=True, methods=["post"], url_path="cancel")
     def cancel(self, request, pk=None):
         run = services.run_cancel(actor=request.user, run=self.get_object())
@@ -99,6 +144,10 @@ class RunExportView(APIView):
     required_permission = perms.RUNS_VIEW
     content_negotiation_class = FileDownloadNegotiation
 
+    @extend_schema(
+        parameters=HISTORY_PARAMETERS,
+        responses={(200, "text/csv"): OpenApiTypes.BINARY},
+    )
     def get(self, request):
         return runs_export(
             user=request.user, organization=request.organization, params=request.query_params, surface="api"

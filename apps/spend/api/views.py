@@ -3,6 +3,8 @@ Parse the window, call a selector, shape."""
 
 from __future__ import annotations
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -17,6 +19,22 @@ from apps.spend.filters import parse_spend_window
 from .serializers import spend_payload, usage_payload
 
 USAGE_SCOPES = ("org", "own")
+USAGE_GROUPINGS = ("day",)
+
+WINDOW_PARAMETERS = [
+    OpenApiParameter("days", int, description="The last N days (1..366), default 30."),
+    OpenApiParameter("from", OpenApiTypes.DATETIME, description="A date or a date-time; wins."),
+    OpenApiParameter("to", OpenApiTypes.DATETIME, description="Inclusive; default now."),
+]
+SPEND = OpenApiResponse(
+    response=OpenApiTypes.OBJECT,
+    description="since, until, period_days, total, organization, by_agent, by_provider, by_key, "
+    "by_user, daily (money as strings).",
+)
+USAGE = OpenApiResponse(
+    response=OpenApiTypes.OBJECT,
+    description="since, until, period_days, scope, total_runs, tokens, cost, daily.",
+)
 
 
 class SpendView(APIView):
@@ -28,6 +46,7 @@ class SpendView(APIView):
 
     required_permission = perms.RUNS_VIEW
 
+    @extend_schema(parameters=WINDOW_PARAMETERS, responses={200: SPEND})
     def get(self, request):
         window = parse_spend_window(request.query_params)
         scope = SpendScope.for_reader(request.user, request.organization)
@@ -42,6 +61,9 @@ class SpendExportView(APIView):
     required_permission = perms.RUNS_VIEW
     content_negotiation_class = FileDownloadNegotiation
 
+    @extend_schema(
+        parameters=WINDOW_PARAMETERS[1:], responses={(200, "text/csv"): OpenApiTypes.BINARY}
+    )
     def get(self, request):
         return spend_export(
             user=request.user,
@@ -60,6 +82,14 @@ class UsageStatsView(APIView):
     # Membership is enough to reach the view; scope=org is checked below.
     required_permission = None
 
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("scope", str, enum=list(USAGE_SCOPES), description="Default: org."),
+            OpenApiParameter("group_by", str, enum=list(USAGE_GROUPINGS)),
+            *WINDOW_PARAMETERS,
+        ],
+        responses={200: USAGE},
+    )
     def get(self, request):
         scope_name = (request.query_params.get("scope") or "org").strip()
         if scope_name not in USAGE_SCOPES:
@@ -69,6 +99,13 @@ class UsageStatsView(APIView):
         ):
             raise PermissionDenied(
                 f"{perms.RUNS_VIEW} is required for scope=org; ask for scope=own."
+            )
+        # The series is per day; the other groupings of the dashboard cards are not built, and
+        # a grouping asked for and silently ignored would answer a different question.
+        group_by = request.query_params.get("group_by")
+        if group_by not in (None, "", *USAGE_GROUPINGS):
+            raise UnprocessableEntity(
+                {"group_by": [f"must be one of: {', '.join(USAGE_GROUPINGS)}"]}
             )
         window = parse_spend_window(request.query_params)
         scope = SpendScope.for_reader(request.user, request.organization, own=scope_name == "own")

@@ -1,0 +1,214 @@
+"""Bad input is a 422 naming the field (a path id outside its type is a 404), never a 500.
+
+Found by a prober (issue 13, defect 3): values that pass ``str.isdigit()`` but break ``int()``
+(``²``), NUL bytes and lone surrogates PostgreSQL cannot store, dates whose "whole day" overflows
+Python's datetime, numbers beyond bigint, a path id that is not a number, JSON nested a thousand
+deep. One parsing layer (``agenticos/params.py``, on DRF's fields) answers all of them.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+
+from agenticos.asgi import application
+from apps.orgs.services import api_key_create
+from tests.runs.factories import published_agent, queued_run
+
+BEYOND_BIGINT = "99999999999999999999"
+
+
+@pytest.fixture
+def owner_client(org, owner, client_for):
+    return client_for(owner, org)
+
+
+@pytest.mark.parametrize(
+    "url, field",
+    [
+        ("/api/v1/runs/?user_id=²", "user_id"),
+        ("/api/v1/runs/?user_id=①", "user_id"),
+        ("/api/v1/runs/?agent_id=²", "agent_id"),
+        ("/api/v1/runs/?user_id=" + BEYOND_BIGINT, "user_id"),
+        ("/api/v1/runs/?took_over_ms=" + BEYOND_BIGINT, "took_over_ms"),
+        ("/api/v1/runs/?took_over_ms=²", "took_over_ms"),
+        ("/api/v1/runs/?started_to=9999-12-31", "started_to"),
+        ("/api/v1/runs/?started_from=0001-01-01", "started_from"),
+        ("/api/v1/runs/?started_from=9999-12-31T23:59:59-12:00", "started_from"),
+        ("/api/v1/runs/?model_label=a%00b", "model_label"),
+        ("/api/v1/runs/export/?started_from=2025-01-01&started_to=9999-12-31", "started_to"),
+        ("/api/v1/approvals/?triggered_by_user_id=²", "triggered_by_user_id"),
+        ("/api/v1/approvals/?created_to=9999-12-31", "created_to"),
+        ("/api/v1/approvals/?created_from=0001-01-01", "created_from"),
+        ("/api/v1/audit/?actor_user_id=²", "actor_user_id"),
+        ("/api/v1/audit/?created_to=9999-12-31", "created_to"),
+        ("/api/v1/audit/?created_from=0001-01-01", "created_from"),
+        ("/api/v1/audit/?action=a%00b", "action"),
+        ("/api/v1/spend/?days=²", "days"),
+        ("/api/v1/spend/?days=" + BEYOND_BIGINT, "days"),
+        ("/api/v1/spend/?from=9999-12-31", "from"),
+        ("/api/v1/stats/usage/?group_by=nonsense", "group_by"),
+        ("/api/v1/stats/usage/?to=9999-12-31&from=2025-01-01", "to"),
+    ],
+)
+def test_a_query_value_outside_its_type_is_a_422_naming_it(owner_client, url, field):
+    response = owner_client.get(url)
+    assert response.status_code == 422, response.content
+    assert field in response.json()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/runs/²/",
+        "/api/v1/runs/①/transcript/",
+        f"/api/v1/runs/{BEYOND_BIGINT}/",
+        "/api/v1/agents/²/",
+        f"/api/v1/agents/{BEYOND_BIGINT}/",
+        "/api/v1/orgs/abc/",
+        "/api/v1/orgs/²/",
+        "/api/v1/memberships/²/",
+        "/api/v1/api-keys/²/",
+        "/api/v1/secrets/²/",
+        "/api/v1/model-profiles/²/",
+        "/api/v1/context/²/",
+        "/api/v1/audit/²/",
+        f"/api/v1/audit/{BEYOND_BIGINT}/",
+    ],
+)
+def test_a_path_id_outside_its_type_is_a_404(owner_client, path):
+    assert owner_client.get(path).status_code == 404
+
+
+def test_patch_of_an_org_whose_id_is_not_a_number_is_a_404(owner_client):
+    response = owner_client.patch("/api/v1/orgs/abc/", {"name": "x"}, format="json")
+    assert response.status_code == 404
+
+
+@pytest.mark.parametrize(
+    "spec, why",
+    [
+        ({"instructions": "hi\u0000there", "capabilities": []}, "NUL"),
+        ({"instructions": "fine", "capabilities": [], "k\u0000": 1}, "NUL"),
+    ],
+)
+def test_a_spec_postgres_cannot_store_is_a_422_naming_spec(org, builder, client_for, spec, why):
+    response = client_for(builder, org).post(
+        "/api/v1/agents/", {"name": "Bad", "spec": spec}, format="json"
+    )
+    assert response.status_code == 422, response.content
+    assert why in " ".join(response.json()["spec"])
+
+
+def test_a_lone_surrogate_in_a_spec_is_a_422_naming_spec(org, builder, client_for):
+    # Written by hand: a lone surrogate cannot be encoded by Python's own JSON writer as UTF-8.
+    body = '{"name": "Bad", "spec": {"instructions": "\\ud800", "capabilities": []}}'
+    response = client_for(builder, org).post(
+        "/api/v1/agents/", body, content_type="application/json"
+    )
+    assert response.status_code == 422, response.content
+    assert "surrogate" in " ".join(response.json()["spec"])
+
+
+def test_a_nul_in_a_text_field_is_a_422_naming_it(org, builder, client_for):
+    response = client_for(builder, org).post("/api/v1/agents/", {"name": "a\u0000b"}, format="json")
+    assert response.status_code == 422
+    assert "name" in response.json()
+
+
+def test_json_nested_a_thousand_deep_is_a_422(org, builder, client_for):
+    body = '{"name": "Deep", "spec": ' + "[" * 1000 + "]" * 1000 + "}"
+    response = client_for(builder, org).post(
+        "/api/v1/agents/", body, content_type="application/json"
+    )
+    assert response.status_code == 422, response.content
+    assert "body" in response.json()
+
+
+def test_json_nested_a_hundred_thousand_deep_is_a_422(org, builder, client_for):
+    body = "[" * 100_000 + "]" * 100_000
+    response = client_for(builder, org).post(
+        "/api/v1/agents/", body, content_type="application/json"
+    )
+    assert response.status_code == 422
+
+
+def test_a_spec_nested_past_the_field_limit_is_a_422_naming_spec(org, builder, client_for):
+    spec = {"instructions": "x", "capabilities": [], "deep": json.loads("[" * 40 + "]" * 40)}
+    response = client_for(builder, org).post(
+        "/api/v1/agents/", {"name": "Deep", "spec": spec}, format="json"
+    )
+    assert response.status_code == 422
+    assert "spec" in response.json()
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"agent_id": int(BEYOND_BIGINT), "input": "hi"}, "agent_id"),
+        ({"agent_id": "²", "input": "hi"}, "agent_id"),
+        ({"agent_id": 1, "input": "hi\u0000"}, "input"),
+        ({"agent_id": 1, "input": "hi", "conversation_id": int(BEYOND_BIGINT)}, "conversation_id"),
+    ],
+)
+def test_a_run_body_outside_its_types_is_a_422_naming_the_field(
+    org, member, client_for, body, field
+):
+    response = client_for(member, org).post("/api/v1/runs/", body, format="json")
+    assert response.status_code == 422, response.content
+    assert field in response.json()
+
+
+def test_a_grant_naming_a_user_beyond_bigint_is_a_422(org, builder, client_for):
+    from apps.agents.services import agent_create
+
+    agent = agent_create(actor=builder, organization=org, name="A", spec=None)
+    response = client_for(builder, org).post(
+        f"/api/v1/agents/{agent.pk}/grants/",
+        {"user_id": int(BEYOND_BIGINT), "actions": ["run"]},
+        format="json",
+    )
+    assert response.status_code == 422
+    assert "user_id" in response.json()
+
+
+@pytest.mark.parametrize("value", ["²", "5 ", " 5", BEYOND_BIGINT])
+def test_an_organization_header_outside_its_type_is_a_422(org, owner, api_client, value):
+    api_client.force_login(owner)
+    response = api_client.get("/api/v1/orgs/", HTTP_X_ORGANIZATION_ID=value)
+    assert response.status_code == 422
+    assert "X-Organization-Id" in response.json()
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["/activity/?user_id=²", "/activity/?started_to=9999-12-31", "/activity/?model_label=a%00b"],
+)
+def test_the_console_activity_filters_answer_a_form_error_not_a_500(client, org, owner, url):
+    client.force_login(owner)
+    response = client.get(url)
+    assert response.status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("cursor", ["²", "①", BEYOND_BIGINT + "0"])
+def test_a_websocket_cursor_outside_its_type_closes_4422(org, member, cursor):
+    agent = published_agent(org)
+    run = queued_run(member, org, agent)
+
+    async def scenario():
+        key = await database_sync_to_async(
+            lambda: api_key_create(actor=None, organization=org, user=member, name="ws")[1]
+        )()
+        communicator = WebsocketCommunicator(
+            application,
+            f"/ws/runs/{run.pk}/?after={cursor}",
+            headers=[(b"authorization", f"Bearer {key}".encode())],
+        )
+        return await communicator.connect()
+
+    assert async_to_sync(scenario)() == (False, 4422)
