@@ -244,8 +244,8 @@ class StrictJSONMixin:
                 if field.read_only or field.field_name not in data:
                     continue
                 problem = _json_type_problem(field, data[field.field_name])
-                if problem is None and isinstance(field, serializers.ListField):
-                    items = data[field.field_name]
+                items = data[field.field_name]
+                if problem is None and isinstance(field, serializers.ListField) and items:
                     problem = next(
                         (
                             p

@@ -156,6 +156,17 @@ def test_a_json_value_of_another_type_is_a_422_not_coerced(org, builder, client_
     assert field in response.json()
 
 
+def test_a_null_list_is_a_422_not_a_500(org, owner, client_for):
+    """Found by `make fuzz` (a null where a list belongs reached the type check's loop)."""
+    from apps.agents.services import agent_create
+
+    agent = agent_create(actor=owner, organization=org, name="A", spec=None)
+    response = client_for(owner, org).post(
+        f"/api/v1/agents/{agent.pk}/grants/", {"user_id": owner.pk, "actions": None}, format="json"
+    )
+    assert response.status_code == 422 and "actions" in response.json()
+
+
 def test_a_run_whose_agent_id_is_a_string_is_a_422(org, member, client_for):
     response = client_for(member, org).post(
         "/api/v1/runs/", {"agent_id": "1", "input": "hi"}, format="json"
