@@ -20,6 +20,8 @@ from collections.abc import Iterable
 
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import fields, serializers
 
 BIGINT_MAX = 2**63 - 1
@@ -186,11 +188,14 @@ def validate_storable_json(value) -> None:
         raise serializers.ValidationError(problems)
 
 
+@extend_schema_field(OpenApiTypes.OBJECT)
 class SafeJSONField(serializers.JSONField):
-    """A JSON body field whose every string PostgreSQL can store and whose nesting is bounded."""
+    """A JSON object field whose every string PostgreSQL can store and whose nesting is bounded."""
 
     def to_internal_value(self, data):
         data = super().to_internal_value(data)
+        if not isinstance(data, dict):
+            raise serializers.ValidationError("must be a JSON object.")
         validate_storable_json(data)
         return data
 
@@ -200,3 +205,57 @@ def raise_errors(errors: Errors) -> None:
     console); do nothing when there are none."""
     if errors:
         raise ValidationError({name: messages for name, messages in errors.items()})
+
+
+# --- Request bodies: JSON types as the schema states them ----------------------------------
+# DRF's fields coerce: a CharField takes 0 as "0", an IntegerField "5" as 5, a BooleanField 1 as
+# true. A JSON body is typed, and the schema says which type each field is; a value of another
+# type is refused (422 naming the field) rather than read as something the client did not send.
+_JSON_TYPES: list[tuple[type, tuple[type, ...], str]] = [
+    (serializers.BooleanField, (bool,), "must be true or false."),
+    (serializers.IntegerField, (int,), "must be a whole number."),
+    (serializers.DecimalField, (str,), "must be a decimal number written as a string."),
+    (serializers.DateTimeField, (str,), "must be an ISO 8601 date-time string."),
+    (serializers.ChoiceField, (str,), "must be a string."),
+    (serializers.CharField, (str,), "must be a string."),
+    (serializers.ListField, (list,), "must be a list."),
+    (serializers.DictField, (dict,), "must be an object."),
+]
+
+
+def _json_type_problem(field: fields.Field, value) -> str | None:
+    if value is None:
+        return None  # allow_null decides
+    for field_class, types, message in _JSON_TYPES:
+        if isinstance(field, field_class):
+            if isinstance(value, bool) and bool not in types:
+                return message
+            return None if isinstance(value, types) else message
+    return None
+
+
+class StrictJSONMixin:
+    """For request serializers: each value must have the JSON type of its field."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            errors: Errors = {}
+            for name, field in self.fields.items():
+                if field.read_only or field.field_name not in data:
+                    continue
+                problem = _json_type_problem(field, data[field.field_name])
+                items = data[field.field_name]
+                if problem is None and isinstance(field, serializers.ListField) and items:
+                    problem = next(
+                        (
+                            p
+                            for p in (_json_type_problem(field.child, item) for item in items)
+                            if p
+                        ),
+                        None,
+                    )
+                if problem:
+                    errors[name] = [problem]
+            if errors:
+                raise serializers.ValidationError(errors)
+        return super().to_internal_value(data)

@@ -30,3 +30,6 @@ urlpatterns = [
     path("", include("apps.spend.urls")),
     path("", include("apps.console.urls")),
 ]
+
+handler404 = "agenticos.errors.not_found"
+handler500 = "agenticos.errors.server_error"

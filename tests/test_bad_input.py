@@ -81,7 +81,11 @@ def test_a_query_value_outside_its_type_is_a_422_naming_it(owner_client, url, fi
     ],
 )
 def test_a_path_id_outside_its_type_is_a_404(owner_client, path):
-    assert owner_client.get(path).status_code == 404
+    response = owner_client.get(path)
+    assert response.status_code == 404
+    # In JSON like every API error, even where no route matched.
+    assert response["Content-Type"] == "application/json"
+    assert "detail" in response.json()
 
 
 def test_patch_of_an_org_whose_id_is_not_a_number_is_a_404(owner_client):
@@ -212,3 +216,13 @@ def test_a_websocket_cursor_outside_its_type_closes_4422(org, member, cursor):
         return await communicator.connect()
 
     assert async_to_sync(scenario)() == (False, 4422)
+
+
+def test_a_second_secret_of_the_same_name_is_a_422_naming_it(org, owner, client_for):
+    """Found by `make fuzz`: the unique constraint surfaced as an IntegrityError, a 500."""
+    client = client_for(owner, org)
+    body = {"name": "openai", "purpose": "other", "value": "sk-0123456789"}
+    assert client.post("/api/v1/secrets/", body, format="json").status_code == 201
+    again = client.post("/api/v1/secrets/", body, format="json")
+    assert again.status_code == 422
+    assert "name" in again.json()

@@ -275,12 +275,10 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["apps.orgs.api.permissions.OrganizationPermission"],
-    "DEFAULT_PARSER_CLASSES": [
-        # DRF's JSON parser with a size limit (413) and a nesting limit (422).
-        "apps.orgs.api.parsers.BoundedJSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
-    ],
+    # The API speaks JSON (a form body is a 415): DRF's JSON parser with a size limit (413) and a
+    # nesting limit (422). The console posts its forms to its own views, not to the API.
+    "DEFAULT_PARSER_CLASSES": ["apps.orgs.api.parsers.BoundedJSONParser"],
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_THROTTLE_CLASSES": [
         "apps.orgs.throttling.ApiCallerRateThrottle",
@@ -296,7 +294,18 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "AgenticOS API",
-    "DESCRIPTION": "Build agents out of capabilities and run them under governance.",
+    "DESCRIPTION": (
+        "Build agents out of capabilities and run them under governance.\n\n"
+        "Authenticate with `Authorization: Bearer <api key>` (the key acts as its person, in its "
+        "organization) or the console's session. A session chooses its organization with the "
+        "`X-Organization-Id` header (an integer; default: the console's current organization); a "
+        "key ignores the header. An organization the caller cannot see is a 404; a header that "
+        "is not an id is a 422.\n\n"
+        "Errors: 401 no or a bad credential, 403 a missing permission (named), 404 nothing the "
+        "caller can see (another organization's rows read the same as missing ones), 409 a "
+        "second decision, 413 a body over the limit, 422 a value outside its type (the body "
+        "names each field), 429 a rate limit (Retry-After)."
+    ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     # A request body is its own component: read-only fields never appear as inputs, write-only

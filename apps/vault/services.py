@@ -35,6 +35,10 @@ def secret_create(*, actor, organization, name: str, purpose: str, value: str) -
         raise ValidationError({"purpose": f"must be one of {', '.join(SecretPurpose.values)}"})
     if not value:
         raise ValidationError({"value": "must not be empty"})
+    # One name per organization (the constraint secret_name_unique_per_org): said as a 422
+    # naming the field, not left to the database as an IntegrityError.
+    if Secret.objects.filter(organization=organization, name=name).exists():
+        raise ValidationError({"name": f"{organization.name} already has a secret named {name!r}"})
     secret = Secret.objects.create(
         organization=organization,
         name=name,

@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from agenticos.params import IdField, SafeJSONField
+from agenticos.params import IdField, SafeJSONField, StrictJSONMixin
 from apps.agents.models import Agent, AgentVersion, ModelProfile, Provider
 
 
@@ -48,19 +48,19 @@ class AgentDetailSerializer(AgentListSerializer):
         return {action: can(user, agent, action) for action in ACTIONS}
 
 
-class AgentCreateSerializer(serializers.Serializer):
+class AgentCreateSerializer(StrictJSONMixin, serializers.Serializer):
     name = serializers.CharField(max_length=120)
     description = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
     spec = SafeJSONField(required=False, help_text="Omit for New agent: the AgenticOS template.")
 
 
-class AgentUpdateSerializer(serializers.Serializer):
+class AgentUpdateSerializer(StrictJSONMixin, serializers.Serializer):
     name = serializers.CharField(max_length=120, required=False)
     description = serializers.CharField(max_length=500, required=False, allow_blank=True)
     spec = SafeJSONField(required=False, help_text="Replaces the whole draft spec.")
 
 
-class PublishSerializer(serializers.Serializer):
+class PublishSerializer(StrictJSONMixin, serializers.Serializer):
     note = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
 
 
@@ -80,14 +80,14 @@ class AgentVersionSerializer(serializers.ModelSerializer):
         return _budget(version.spec)
 
 
-class GrantSerializer(serializers.Serializer):
+class GrantSerializer(StrictJSONMixin, serializers.Serializer):
     user_id = IdField()
     actions = serializers.ListField(
         child=serializers.ChoiceField(choices=["view", "edit", "run", "publish"]), allow_empty=False
     )
 
 
-class ModelProfileSerializer(serializers.ModelSerializer):
+class ModelProfileSerializer(StrictJSONMixin, serializers.ModelSerializer):
     secret_id = serializers.IntegerField(write_only=True, required=False, allow_null=True)
     has_secret = serializers.SerializerMethodField()
     is_offline = serializers.BooleanField(read_only=True)

@@ -2,16 +2,16 @@
 
 from rest_framework import serializers
 
-from agenticos.params import IdField, validate_storable_json
+from agenticos.params import IdField, StrictJSONMixin, validate_storable_json
 from apps.runs.api.serializers import RunSerializer
 
 
-class DecideSerializer(serializers.Serializer):
+class DecideSerializer(StrictJSONMixin, serializers.Serializer):
     decision = serializers.ChoiceField(choices=["approve", "reject"])
     note = serializers.CharField(required=False, allow_blank=True, max_length=2000)
 
 
-class AnswerSerializer(serializers.Serializer):
+class AnswerSerializer(StrictJSONMixin, serializers.Serializer):
     question_id = IdField(required=False)
     answers = serializers.ListField(
         child=serializers.DictField(), required=False, validators=[validate_storable_json]

@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from apps.orgs.api.exceptions import Conflict
 from apps.orgs.api.negotiation import FileDownloadNegotiation
-from apps.orgs.api.schema import ErrorSerializer
+from apps.orgs.api.schema import MOMENT_SCHEMA, ErrorSerializer
 from apps.orgs.permissions import APPROVALS_DECIDE
 from apps.runs.api.serializers import RunSerializer
 from apps.runs.models import Run
@@ -39,9 +39,9 @@ FILTER_PARAMETERS = [
         "status", str, many=True, enum=ApprovalStatus.values, description="Default: pending."
     ),
     OpenApiParameter("triggered_by_user_id", int),
-    OpenApiParameter("created_from", OpenApiTypes.DATETIME, description="A date or a date-time."),
+    OpenApiParameter("created_from", MOMENT_SCHEMA, description="A date or a date-time."),
     OpenApiParameter(
-        "created_to", OpenApiTypes.DATETIME, description="Inclusive; a date means the whole day."
+        "created_to", MOMENT_SCHEMA, description="Inclusive; a date means the whole day."
     ),
     OpenApiParameter("oldest_first", bool, description="Default: true."),
 ]

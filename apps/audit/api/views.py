@@ -11,6 +11,7 @@ from agenticos.params import ID_PATH_PATTERN
 from apps.audit.exports import audit_export
 from apps.audit.selectors import audit_entries_visible_to, parse_audit_filters
 from apps.orgs.api.negotiation import FileDownloadNegotiation
+from apps.orgs.api.schema import MOMENT_SCHEMA
 from apps.orgs.permissions import AUDIT_READ
 
 from .serializers import AuditEntrySerializer
@@ -19,11 +20,11 @@ FILTER_PARAMETERS = [
     OpenApiParameter("action", str, many=True, description="Only these actions (repeatable)."),
     OpenApiParameter("actor_user_id", int, description="Only entries whose actor is this user."),
     OpenApiParameter(
-        "created_from", OpenApiTypes.DATETIME, description="From this date or date-time, inclusive."
+        "created_from", MOMENT_SCHEMA, description="From this date or date-time, inclusive."
     ),
     OpenApiParameter(
         "created_to",
-        OpenApiTypes.DATETIME,
+        MOMENT_SCHEMA,
         description="Up to this date (the whole day) or date-time, inclusive.",
     ),
 ]

@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from agenticos.params import StrictJSONMixin
 from apps.memory.choices import ContextMode
 from apps.memory.models import BODY_MAX_CHARS, NAME_MAX, ContextFile
 
@@ -32,7 +33,7 @@ class ContextFileSerializer(ContextFileListSerializer):
         fields = [*ContextFileListSerializer.Meta.fields, "body"]
 
 
-class ContextFileWriteSerializer(serializers.Serializer):
+class ContextFileWriteSerializer(StrictJSONMixin, serializers.Serializer):
     """Create (name required) or change (any subset) a file. Business rules live in the service."""
 
     name = serializers.CharField(max_length=NAME_MAX)

@@ -1,6 +1,7 @@
 from django.utils import timezone
 from rest_framework import serializers
 
+from agenticos.params import StrictJSONMixin
 from apps.orgs.choices import Role
 from apps.orgs.models import ApiKey, Membership, Organization
 
@@ -19,7 +20,7 @@ class OrganizationSerializer(serializers.ModelSerializer):
         read_only_fields = ["id", "slug", "created_at"]
 
 
-class OrganizationUpdateSerializer(serializers.Serializer):
+class OrganizationUpdateSerializer(StrictJSONMixin, serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False)
     # null means "no cap"
     monthly_budget_usd = serializers.DecimalField(
@@ -38,12 +39,12 @@ class MembershipSerializer(serializers.ModelSerializer):
         fields = ["id", "user_id", "email", "name", "role", "created_at"]
 
 
-class MembershipCreateSerializer(serializers.Serializer):
+class MembershipCreateSerializer(StrictJSONMixin, serializers.Serializer):
     email = serializers.EmailField()
     role = serializers.ChoiceField(choices=Role.choices, default=Role.MEMBER)
 
 
-class MembershipUpdateSerializer(serializers.Serializer):
+class MembershipUpdateSerializer(StrictJSONMixin, serializers.Serializer):
     role = serializers.ChoiceField(choices=Role.choices)
 
 
@@ -75,7 +76,7 @@ class ApiKeyCreatedSerializer(ApiKeySerializer):
         fields = [*ApiKeySerializer.Meta.fields, "key"]
 
 
-class ApiKeyCreateSerializer(serializers.Serializer):
+class ApiKeyCreateSerializer(StrictJSONMixin, serializers.Serializer):
     """A key acts as the person who mints it; there is no minting for someone else."""
 
     name = serializers.CharField(max_length=100)

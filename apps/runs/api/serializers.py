@@ -1,11 +1,12 @@
 from rest_framework import serializers
 
-from agenticos.params import IdField
+from agenticos.params import IdField, StrictJSONMixin
 from apps.approvals.choices import ApprovalMode
+from apps.runs.choices import StopReason
 from apps.runs.models import Run
 
 
-class RunCreateSerializer(serializers.Serializer):
+class RunCreateSerializer(StrictJSONMixin, serializers.Serializer):
     agent_id = IdField()
     input = serializers.CharField(trim_whitespace=False, allow_blank=False)
     conversation_id = IdField(required=False, allow_null=True)
@@ -17,6 +18,10 @@ class RunCreateSerializer(serializers.Serializer):
 
 
 class RunSerializer(serializers.ModelSerializer):
+    # Blank while the run has not ended.
+    stop_reason = serializers.ChoiceField(
+        choices=StopReason.choices, allow_blank=True, read_only=True
+    )
     # Money as a string: a float would round what a finance team reconciles.
     cost_usd = serializers.DecimalField(max_digits=14, decimal_places=8, coerce_to_string=True)
     # ended_at - started_at; null while the run has not finished (it has no duration yet).

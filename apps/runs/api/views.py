@@ -17,6 +17,7 @@ from agenticos.params import ID_PATH_PATTERN
 from apps.agents.selectors import agent_for
 from apps.orgs import permissions as perms
 from apps.orgs.api.negotiation import FileDownloadNegotiation
+from apps.orgs.api.schema import MOMENT_SCHEMA
 from apps.runs import selectors, services
 from apps.runs.choices import RunStatus, Surface
 from apps.runs.exports import runs_export
@@ -38,10 +39,10 @@ HISTORY_PARAMETERS = [
     OpenApiParameter("user_id", int, many=True, description="Repeatable."),
     OpenApiParameter("model_label", str, many=True, description="Repeatable."),
     OpenApiParameter(
-        "started_from", OpenApiTypes.DATETIME, description="A date (the whole day) or a date-time."
+        "started_from", MOMENT_SCHEMA, description="A date (the whole day) or a date-time."
     ),
     OpenApiParameter(
-        "started_to", OpenApiTypes.DATETIME, description="Inclusive; a date means the whole day."
+        "started_to", MOMENT_SCHEMA, description="Inclusive; a date means the whole day."
     ),
     OpenApiParameter("environment_id", int),
     OpenApiParameter("exposure_id", int),

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 from apps.orgs import permissions as perms
 from apps.orgs.api.exceptions import UnprocessableEntity
 from apps.orgs.api.negotiation import FileDownloadNegotiation
+from apps.orgs.api.schema import MOMENT_SCHEMA
 from apps.spend.aggregates import SpendScope, spend_overview, usage_stats
 from apps.spend.exports import spend_export
 from apps.spend.filters import parse_spend_window
@@ -23,8 +24,8 @@ USAGE_GROUPINGS = ("day",)
 
 WINDOW_PARAMETERS = [
     OpenApiParameter("days", int, description="The last N days (1..366), default 30."),
-    OpenApiParameter("from", OpenApiTypes.DATETIME, description="A date or a date-time; wins."),
-    OpenApiParameter("to", OpenApiTypes.DATETIME, description="Inclusive; default now."),
+    OpenApiParameter("from", MOMENT_SCHEMA, description="A date or a date-time; wins."),
+    OpenApiParameter("to", MOMENT_SCHEMA, description="Inclusive; default now."),
 ]
 SPEND = OpenApiResponse(
     response=OpenApiTypes.OBJECT,

@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from agenticos.params import StrictJSONMixin
 from apps.vault.models import Secret, SecretPurpose
 
 
@@ -12,11 +13,11 @@ class SecretSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class SecretCreateSerializer(serializers.Serializer):
+class SecretCreateSerializer(StrictJSONMixin, serializers.Serializer):
     name = serializers.CharField(max_length=100)
     purpose = serializers.ChoiceField(choices=SecretPurpose.choices)
     value = serializers.CharField(write_only=True, trim_whitespace=True, max_length=8192)
 
 
-class SecretRotateSerializer(serializers.Serializer):
+class SecretRotateSerializer(StrictJSONMixin, serializers.Serializer):
     value = serializers.CharField(write_only=True, trim_whitespace=True, max_length=8192)
