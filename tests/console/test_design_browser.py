@@ -80,7 +80,9 @@ def console_pages(org, owner, member):
 
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
-def test_every_main_page_passes_axe_and_fits_a_phone(console_pages, page, live_server, owner, viewport):
+def test_every_main_page_passes_axe_and_fits_a_phone(
+    console_pages, page, live_server, owner, viewport
+):
     page.set_viewport_size(viewport)
     sign_in(page, live_server.url, owner)
     problems = {}
