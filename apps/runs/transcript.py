@@ -4,7 +4,7 @@ The chat must look the same after a reload as it did live (issue 15): one assist
 however many times it parked, its tool calls and results in the order they happened, the cards it
 raised (approvals and questions) where they were raised — decided ones resolved, with the
 decision — its charts, and its state in words. Live, the page builds the same blocks from the
-run's frames and, when a run parks or ends, swaps its turn for this rendering
+run's frames and, when a run ends, swaps its turn for this rendering
 (``runs:chat-turn``), so the two cannot drift apart.
 
 Only reads: the messages of the conversation, each run's stored transcript (pydantic-ai messages,
@@ -117,8 +117,7 @@ def _own_messages(run: Run) -> list:
     start = None
     for index, message in enumerate(messages):
         if isinstance(message, ModelRequest) and any(
-            isinstance(part, UserPromptPart) and part.content == run.input
-            for part in message.parts
+            isinstance(part, UserPromptPart) and part.content == run.input for part in message.parts
         ):
             start = index
     return messages[start:] if start is not None else messages

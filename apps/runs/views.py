@@ -100,7 +100,10 @@ def _approval_modes(user, organization) -> tuple[list[tuple[str, str]], str]:
     """The approval modes this person may choose in a chat, and why one is missing. The same
     conditions the approval gate enforces on the run (apps.approvals.gate.check_approval_mode):
     offering a mode that then fails the turn is a trap."""
-    modes = [(ApprovalMode.FOLLOW, ApprovalMode.FOLLOW.label), (ApprovalMode.ASK_ALL, ApprovalMode.ASK_ALL.label)]
+    modes = [
+        (ApprovalMode.FOLLOW, ApprovalMode.FOLLOW.label),
+        (ApprovalMode.ASK_ALL, ApprovalMode.ASK_ALL.label),
+    ]
     if not perms.has_org_permission(user, organization, perms.APPROVALS_DECIDE):
         return modes, (
             "“Approve everything” needs the approvals:decide permission (owners, admins and "
@@ -117,13 +120,16 @@ def _approval_modes(user, organization) -> tuple[list[tuple[str, str]], str]:
             f"{where}."
         )
     modes.insert(1, (ApprovalMode.APPROVE_ALL, ApprovalMode.APPROVE_ALL.label))
-    return modes, "“Approve everything” runs gated tools without asking, for this conversation only."
+    return (
+        modes,
+        "“Approve everything” runs gated tools without asking, for this conversation only.",
+    )
 
 
 @login_required
 def chat_turn(request, conversation_id: int, run_id: int):
     """One run's assistant turn as the transcript draws it (the live page swaps it in when the
-    run parks or ends, so what it shows is what a reload shows)."""
+    run ends, so what it shows is what a reload shows)."""
     organization = _organization(request)
     conversation = get_object_or_404(
         selectors.own_conversations(request.user, organization), pk=conversation_id

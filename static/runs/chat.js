@@ -6,10 +6,9 @@
  *
  * Live and after a reload the transcript reads the same (issue 15): while a run streams, its
  * turn is built block by block in the order frames arrive (text, tool lines — each call once,
- * even when a resumed run replays it — cards, charts); when the run parks or ends, the turn is
- * swapped for the server's rendering of it (runs/_turn.html: Markdown rendered and sanitized,
- * cards resolved with what was decided, the status in words), which is exactly what a reload
- * draws. Without JavaScript the form still posts and the page reloads on the conversation. */
+ * even when a resumed run replays it — cards, charts); when the run ends, the turn is swapped
+ * for the server's rendering of it (runs/_turn.html: Markdown rendered and sanitized, cards
+ * resolved with what was decided, the status in words), which is exactly what a reload draws. Without JavaScript the form still posts and the page reloads on the conversation. */
 (function () {
   "use strict";
 
@@ -448,19 +447,40 @@
   }
 
   function finished(runId, frame, simulated) {
-    redraw(runId);
     if (terminal.indexOf(frame.status) === -1) {
+      // Not redrawn while parked: the person may be typing a note or picking an answer in a card.
       // Parked (an approval, a question): the same stream continues when it resumes.
       statusLine.textContent = frame.status === "awaiting_approval"
         ? "Waiting for approval."
         : (frame.status === "awaiting_answer" ? "Waiting for your answer." : statusWords(frame.status) + ".");
       return;
     }
+    redraw(runId);
     costLine.textContent = "Cost " + money(frame.cost_usd) + (simulated ? " (simulated)" : "");
     statusLine.textContent = frame.status === "completed" ? "Done." : "Ended: " + statusWords(frame.status) + ".";
     cancelButton.hidden = true;
     sendButton.disabled = false;
     current = null;
+  }
+
+  // The sidebar's title for a new conversation, as the server cleans it (console's chat_title).
+  function chatTitle(message) {
+    var first = message.trim().split("\n")[0];
+    var command = /^\/(call|steps|ask)\b\s*(.*)$/.exec(first);
+    if (!command) { return first || "Untitled"; }
+    var rest = command[2].trim();
+    if (command[1] === "steps") { return (rest.split(/\s+/)[0] || "Some") + " steps"; }
+    if (command[1] === "ask") { return rest || "A question"; }
+    var call = /^([A-Za-z0-9_\-]+)\s*(.*)$/.exec(rest);
+    if (!call) { return "A tool call"; }
+    try {
+      var args = call[2] ? JSON.parse(call[2]) : {};
+      var values = Object.keys(args).map(function (k) { return args[k]; })
+        .filter(function (v) { return typeof v === "string" || typeof v === "number"; });
+      return values.length ? call[1] + ": " + values[0] : call[1];
+    } catch (e) {
+      return call[1];
+    }
   }
 
   function addThread(conversation, url, message) {
@@ -477,7 +497,7 @@
     var item = template.content.firstElementChild.cloneNode(true);
     var link = item.querySelector("a");
     link.href = url;
-    var title = message.split("\n")[0];
+    var title = chatTitle(message);
     link.textContent = title.length > 48 ? title.slice(0, 47) + "…" : title;
     item.querySelector(".thread-meta").textContent = agentName() + " · just now";
     item.dataset.search = (title + " " + agentName()).toLowerCase();
@@ -513,7 +533,7 @@
       }
       var empty = document.getElementById("chat-empty");
       if (empty) { empty.remove(); }
-      addTurn("user", message);
+      addTurn("user", message, result.body.run_id);
       form.querySelector("textarea").value = "";
       if (!form.querySelector("input[name=conversation_id]")) {
         addThread(result.body.conversation_id, result.body.url, message);

@@ -84,5 +84,9 @@ def chat_title(title: str) -> str:
         args = json.loads(call["args"]) if call["args"].strip() else {}
     except ValueError:
         args = {}
-    values = [str(v) for v in args.values() if isinstance(v, str | int | float)] if isinstance(args, dict) else []
+    values = (
+        [str(v) for v in args.values() if isinstance(v, str | int | float)]
+        if isinstance(args, dict)
+        else []
+    )
     return f"{call['tool']}: {values[0]}" if values else call["tool"]
