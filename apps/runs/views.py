@@ -110,14 +110,10 @@ def _approval_modes(user, organization) -> tuple[list[tuple[str, str]], str]:
             "operators)."
         )
     if not organization.chat_may_waive_approvals:
-        where = (
-            "Settings → Organization"
-            if perms.has_org_permission(user, organization, perms.SETTINGS_MANAGE)
-            else "Settings → Organization (an owner or admin can turn it on)"
-        )
+        # Whoever may decide approvals may also turn the switch on (apps.orgs.services).
         return modes, (
-            f"“Approve everything” is off for this organization: “Chat may waive approvals” in "
-            f"{where}."
+            "“Approve everything” is off for this organization: turn on “Chat may waive "
+            "approvals” in Settings → Organization to offer it."
         )
     modes.insert(1, (ApprovalMode.APPROVE_ALL, ApprovalMode.APPROVE_ALL.label))
     return (
