@@ -222,6 +222,7 @@ def _pretty(result: str) -> str | None:
 def _approval_block(approval: ToolApproval) -> dict:
     row = approval_selectors.approval_row(approval)
     row["arguments_json"] = json.dumps(approval.arguments, indent=2, ensure_ascii=False)
+    row["tool_call_id"] = approval.tool_call_id
     return {
         "kind": "approval",
         "call": row,
