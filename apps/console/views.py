@@ -199,6 +199,10 @@ def member_change_role(request, membership_id: int):
 def member_remove(request, membership_id: int):
     organization = _organization(request)
     membership = get_object_or_404(selectors.memberships_for(organization), pk=membership_id)
+    if membership.user_id == request.user.pk:
+        # Removing oneself from the members page is a slip, not a way out of an organization.
+        messages.error(request, "You cannot remove yourself; another owner or admin can.")
+        return redirect("console:members")
     try:
         services.membership_remove(actor=request.user, membership=membership)
         messages.success(request, f"{membership.user.email} was removed.")
