@@ -90,3 +90,16 @@ def chat_title(title: str) -> str:
         else []
     )
     return f"{call['tool']}: {values[0]}" if values else call["tool"]
+
+
+@register.filter
+def pretty_json(value) -> str:
+    """A JSON value as indented JSON (details, arguments), never a Python repr."""
+    if value in (None, "", {}, []):
+        return ""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
