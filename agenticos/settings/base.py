@@ -133,6 +133,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "apps.orgs.context_processors.organization",
                 "apps.notifications.context_processors.unread_notifications",
+                "apps.console.context_processors.navigation",
             ],
         },
     },

@@ -130,7 +130,11 @@ def parse_config_post(cap: Capability, post, prefix: str) -> dict:
 
 ALERT_KINDS = ("budget", "approvals", "usage")
 # The roles the form offers; "chosen" members are set through the API or a YAML spec.
-ALERT_FORM_ROLES = (("admins", "Admins"), ("owner", "The agent's owner"), ("initiator", "Who started the run"))
+ALERT_FORM_ROLES = (
+    ("admins", "Admins"),
+    ("owner", "The agent's owner"),
+    ("initiator", "Who started the run"),
+)
 
 
 def alerts_of(spec_alerts) -> dict:
@@ -141,7 +145,11 @@ def alerts_of(spec_alerts) -> dict:
         return Alerts().model_dump(mode="json")
 
 
-ALERT_LABELS = {"budget": "Agent's budget reached", "approvals": "A call waits for approval", "usage": "Usage reports"}
+ALERT_LABELS = {
+    "budget": "Agent's budget reached",
+    "approvals": "A call waits for approval",
+    "usage": "Usage reports",
+}
 
 
 def alert_rows(alerts: dict) -> list[dict]:
@@ -211,7 +219,10 @@ def parse_builder_post(post, current_spec: dict) -> dict:
             name = post.get(f"{tprefix}.name", "").strip()
             description = post.get(f"{tprefix}.description", "").strip()
             if name or description:
-                tool_overrides[spec_tool.id] = {"name": name or None, "description": description or None}
+                tool_overrides[spec_tool.id] = {
+                    "name": name or None,
+                    "description": description or None,
+                }
         binding["tool_approval"] = tool_approval
         binding["tool_overrides"] = tool_overrides
         bindings.append(binding)
@@ -228,12 +239,18 @@ def parse_builder_post(post, current_spec: dict) -> dict:
 def _field_errors(errors: list[PublishError], prefix: str) -> list[str]:
     out = []
     for e in errors:
-        if e.field == prefix or e.field.startswith(prefix + ".") or e.field.startswith(prefix + "["):
+        if (
+            e.field == prefix
+            or e.field.startswith(prefix + ".")
+            or e.field.startswith(prefix + "[")
+        ):
             out.append(e.message)
     return out
 
 
-def _config_fields(cap: Capability, config: dict, errors: list[PublishError], prefix: str) -> list[dict]:
+def _config_fields(
+    cap: Capability, config: dict, errors: list[PublishError], prefix: str
+) -> list[dict]:
     schema = cap.config_schema()
     defaults = cap.default_config()
     fields = []
@@ -256,19 +273,25 @@ def _config_fields(cap: Capability, config: dict, errors: list[PublishError], pr
                 "kind": kind,
                 "nullable": nullable,
                 "value": _display(kind, value),
-                "values": [str(v) for v in value] if kind == "multi" and isinstance(value, list) else [],
+                "values": [str(v) for v in value]
+                if kind == "multi" and isinstance(value, list)
+                else [],
                 "options": options,
                 "minimum": base.get("minimum"),
                 "maximum": base.get("maximum"),
                 "advanced": bool(prop.get("x-advanced")),
                 "is_set": is_set,
-                "errors": _field_errors([e for e in errors if e.field.startswith("config.")], f"config.{name}"),
+                "errors": _field_errors(
+                    [e for e in errors if e.field.startswith("config.")], f"config.{name}"
+                ),
             }
         )
     return fields
 
 
-def capability_context(cap: Capability, binding: dict | None, errors: list[PublishError], secrets) -> dict:
+def capability_context(
+    cap: Capability, binding: dict | None, errors: list[PublishError], secrets
+) -> dict:
     binding = binding or {}
     prefix = f"cap.{cap.id}"
     mine = [e for e in errors if e.binding == cap.id]
@@ -279,7 +302,9 @@ def capability_context(cap: Capability, binding: dict | None, errors: list[Publi
     tools = []
     for spec_tool in cap.tools:
         try:
-            decision = resolve_tool_approval_decision(cap, spec_tool.id, binding.get("approval", "default"), tool_approval)
+            decision = resolve_tool_approval_decision(
+                cap, spec_tool.id, binding.get("approval", "default"), tool_approval
+            )
             sentence = decision.sentence
         except (KeyError, ValueError):
             sentence = ""
@@ -293,11 +318,13 @@ def capability_context(cap: Capability, binding: dict | None, errors: list[Publi
                 "name": override.get("name") or "",
                 "description": override.get("description") or "",
                 "sentence": sentence,
-                "errors": _field_errors(mine, f"tool_approval.{spec_tool.id}") + _field_errors(mine, f"tool_overrides.{spec_tool.id}"),
+                "errors": _field_errors(mine, f"tool_approval.{spec_tool.id}")
+                + _field_errors(mine, f"tool_overrides.{spec_tool.id}"),
             }
         )
     placed = {
-        e for e in mine
+        e
+        for e in mine
         if e.field.startswith(("config.", "tool_approval.", "tool_overrides."))
         and (
             any(msg == e.message for f in fields for msg in f["errors"])
@@ -313,7 +340,8 @@ def capability_context(cap: Capability, binding: dict | None, errors: list[Publi
         "prefix": prefix,
         "name": cap.name,
         "summary": cap.description.split("\n\n")[0],
-        "description": cap.description,
+        # Described once: the summary is on the card, the rest inside Configure.
+        "description": cap.description.split("\n\n", 1)[1] if "\n\n" in cap.description else "",
         "recommended": cap.recommended,
         "available": cap.available,
         "unavailable_reason": cap.unavailable_reason,
@@ -328,10 +356,80 @@ def capability_context(cap: Capability, binding: dict | None, errors: list[Publi
         # Advanced settings open by themselves where one has been set (seed 000), or is wrong.
         "advanced_open": any(f["is_set"] or f["errors"] for f in advanced),
         "tools": tools,
-        "errors": [str(e.message) + (f" ({e.field})" if e.field not in ("id",) else "") for e in general],
+        "errors": [
+            str(e.message) + (f" ({e.field})" if e.field not in ("id",) else "") for e in general
+        ],
         "has_errors": bool(mine),
-        "open": enabled or bool(mine),
+        # Folded by default (a Builder with every enabled capability open was 11,600 px tall);
+        # the ones with an error open by themselves.
+        "open": bool(mine),
     }
+
+
+# The Builder's own fields, by the spec path a publish error names.
+BASIC_FIELDS = {
+    "instructions": ("instructions", "Instructions"),
+    "budget.monthly_usd": ("budget_monthly_usd", "Monthly budget (USD)"),
+    "budget": ("budget_monthly_usd", "Monthly budget (USD)"),
+    "limits.max_steps": ("max_steps", "Step limit per run"),
+    "limits": ("max_steps", "Step limit per run"),
+}
+BASIC_MESSAGES = {
+    "budget_monthly_usd": "Enter an amount in dollars, such as 25 or 25.50, or leave it empty.",
+    "max_steps": "Enter a whole number of steps, from 1 to 500.",
+}
+
+
+def error_summary(
+    errors: list[PublishError], groups: list[dict], advanced: list[dict]
+) -> list[dict]:
+    """Every error once, named as the page names things (the capability's label, the field's
+    label) and linked to the input it is about."""
+    caps = {c["id"]: c for group in groups for c in group["capabilities"]} | {
+        c["id"]: c for c in advanced
+    }
+    out = []
+    for error in errors:
+        cap = caps.get(error.binding) if error.binding else None
+        if cap is None:
+            target, label = BASIC_FIELDS.get(error.field, (None, error.field))
+            if error.binding:
+                label = f"{error.binding} · {error.field}"
+            message = BASIC_MESSAGES.get(target, error.message) if target else error.message
+            out.append(
+                {
+                    "href": f"#{target}" if target else "#builder-form",
+                    "label": label,
+                    "message": message,
+                }
+            )
+            continue
+        href, label = f"#capability-{cap['id']}", cap["name"]
+        for field in [*cap["fields"], *cap["advanced_fields"]]:
+            if error.field == f"config.{field['name']}" or error.field.startswith(
+                f"config.{field['name']}."
+            ):
+                href, label = f"#{field['input_name']}", f"{cap['name']} · {field['label']}"
+        for tool in cap["tools"]:
+            if error.field.startswith(
+                (f"tool_approval.{tool['id']}", f"tool_overrides.{tool['id']}")
+            ):
+                href, label = (
+                    f"#{cap['prefix']}.tool.{tool['id']}.approval",
+                    f"{cap['name']} · {tool['id']}",
+                )
+        out.append({"href": href, "label": label, "message": error.message})
+    return out
+
+
+def basic_field_errors(errors: list[PublishError]) -> dict[str, list[str]]:
+    """Errors of the Builder's own fields (name, budget, steps), by input id."""
+    out: dict[str, list[str]] = {}
+    for error in errors:
+        if error.binding is None and error.field in BASIC_FIELDS:
+            target = BASIC_FIELDS[error.field][0]
+            out.setdefault(target, []).append(BASIC_MESSAGES.get(target, error.message))
+    return out
 
 
 def builder_context(spec: dict, errors: list[PublishError], secrets) -> dict:
@@ -342,12 +440,28 @@ def builder_context(spec: dict, errors: list[PublishError], secrets) -> dict:
         ctx = capability_context(cap, bindings.get(cap.id), errors, secrets)
         (advanced if cap.advanced else groups[cap.category]).append(ctx)
     known = {c.id for c in builder_capabilities()}
+    drawn = [
+        {"id": c, "label": CATEGORY_LABELS[c], "capabilities": caps}
+        for c, caps in groups.items()
+        if caps
+    ]
+    basic_errors = basic_field_errors(errors)
     return {
-        "groups": [{"id": c, "label": CATEGORY_LABELS[c], "capabilities": caps} for c, caps in groups.items() if caps],
+        "groups": drawn,
+        "error_summary": error_summary(errors, drawn, advanced),
+        "basic_errors": basic_errors,
+        "budget_errors": basic_errors.get("budget_monthly_usd", []),
+        "max_steps_errors": basic_errors.get("max_steps", []),
+        "instructions_errors": basic_errors.get("instructions", []),
         "advanced_group": advanced,
         # Folded until opened, searched, or one of them is enabled (seed 000).
         "advanced_open": any(c["enabled"] or c["has_errors"] for c in advanced),
-        "spec_errors": [e for e in errors if e.binding is None or e.binding not in known],
+        "spec_errors": [
+            e
+            for e in errors
+            if (e.binding is None and e.field not in BASIC_FIELDS)
+            or (e.binding and e.binding not in known)
+        ],
         "approval_choices": APPROVAL_CHOICES,
         "tool_approval_choices": TOOL_APPROVAL_CHOICES,
     }

@@ -7,8 +7,10 @@ to the field it names.
 
 from __future__ import annotations
 
-import json
+import copy
+import difflib
 
+import yaml
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -22,7 +24,7 @@ from apps.vault.selectors import secrets_for
 from . import selectors, services
 from .forms import ALERT_FORM_ROLES, alert_rows, alerts_of, builder_context, parse_builder_post
 from .services import PublishRefused
-from .validation import PublishError, parse_spec
+from .validation import PublishError, parse_spec, validate_spec
 
 
 def _organization(request):
@@ -63,7 +65,9 @@ def agent_new(request):
     organization = _organization(request)
     try:
         agent = services.agent_create(
-            actor=request.user, organization=organization, name=request.POST.get("name") or "New agent"
+            actor=request.user,
+            organization=organization,
+            name=request.POST.get("name") or "New agent",
         )
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
@@ -86,7 +90,9 @@ def _render_builder(request, agent, *, spec: dict, errors: list[PublishError], s
         "can_edit": can_edit and agent.status == "active",
         "can_publish": selectors.can(request.user, agent, "publish") and agent.status == "active",
         "versions": selectors.versions_of(agent)[:50],
-        **builder_context(spec, errors, list(secrets_for(agent.organization).values("id", "name", "purpose"))),
+        **builder_context(
+            spec, errors, list(secrets_for(agent.organization).values("id", "name", "purpose"))
+        ),
     }
     return render(request, "agents/builder.html", context, status=status)
 
@@ -101,10 +107,20 @@ def builder(request, agent_id):
     spec = parse_builder_post(request.POST, agent.draft_spec)
     parsed, structural = parse_spec(spec)
     if structural:
-        return _render_builder(request, agent, spec=spec, errors=structural, status=422)
+        # Every error in one pass: what is malformed, and what the publish rules would say about
+        # the rest (checked on the spec without the malformed values).
+        rest = validate_spec(
+            _without(spec, structural),
+            organization=agent.organization,
+            actor=request.user,
+            agent=agent,
+        )
+        errors = list(dict.fromkeys([*structural, *rest]))
+        return _render_builder(request, agent, spec=spec, errors=errors, status=422)
     try:
         agent = services.agent_update_draft(
-            actor=request.user, agent=agent,
+            actor=request.user,
+            agent=agent,
             name=request.POST.get("name") or agent.name,
             description=request.POST.get("description", agent.description),
             spec=spec,
@@ -119,12 +135,35 @@ def builder(request, agent_id):
     if not selectors.can(request.user, agent, "publish"):
         raise PermissionDenied("agents:publish is required on this agent")
     try:
-        version = services.agent_publish(actor=request.user, agent=agent, note=request.POST.get("note", ""))
+        version = services.agent_publish(
+            actor=request.user, agent=agent, note=request.POST.get("note", "")
+        )
     except PublishRefused as refused:
         messages.error(request, "Not published: fix what is marked below. The draft is saved.")
-        return _render_builder(request, agent, spec=agent.draft_spec, errors=refused.errors, status=422)
+        return _render_builder(
+            request, agent, spec=agent.draft_spec, errors=refused.errors, status=422
+        )
     messages.success(request, f"Published version {version.number}.")
     return redirect("agents:builder", agent_id=agent.pk)
+
+
+def _without(spec: dict, errors: list[PublishError]) -> dict:
+    """``spec`` with each value a structural error names taken out (a copy)."""
+    spec = copy.deepcopy(spec)
+    bindings = {b.get("id"): b for b in spec.get("capabilities", []) if isinstance(b, dict)}
+    for error in errors:
+        node = bindings.get(error.binding) if error.binding else spec
+        if error.binding and node is None:
+            spec["capabilities"] = [
+                b for b in spec.get("capabilities", []) if b is not bindings.get(error.binding)
+            ]
+            continue
+        *parents, leaf = error.field.split(".")
+        for name in parents:
+            node = node.get(name) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            node.pop(leaf, None)
+    return spec
 
 
 @login_required
@@ -133,10 +172,39 @@ def version_detail(request, agent_id, number):
     version = selectors.version_for(agent, number)
     if version is None:
         raise Http404("No such version.")
+    previous = selectors.version_for(agent, number - 1) if number > 1 else None
+    spec_yaml = _yaml(version.spec)
+    diff = None
+    if previous is not None:
+        diff = [
+            {"kind": {"+": "add", "-": "del"}.get(line[:1], "ctx"), "text": line}
+            for line in difflib.unified_diff(
+                _yaml(previous.spec).splitlines(),
+                spec_yaml.splitlines(),
+                fromfile=f"v{previous.number}",
+                tofile=f"v{version.number}",
+                lineterm="",
+                n=2,
+            )
+            if not line.startswith(("---", "+++"))
+        ]
     return render(
         request,
         "agents/version_detail.html",
-        {"agent": agent, "version": version, "spec_json": json.dumps(version.spec, indent=2)},
+        {
+            "agent": agent,
+            "version": version,
+            "spec_yaml": spec_yaml,
+            "previous": previous,
+            "diff": diff,
+        },
+    )
+
+
+def _yaml(spec: dict) -> str:
+    """A spec as YAML a person reads: keys in the spec's order, text as text (no escapes)."""
+    return yaml.safe_dump(
+        spec, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False
     )
 
 

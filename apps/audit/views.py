@@ -11,10 +11,12 @@ from django.db.models import Min
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
 
 from apps.orgs.permissions import AUDIT_READ, has_org_permission
 
+from . import checkpoints
 from .exports import EXPORT_ROW_LIMIT, audit_export, console_download, with_shown_window
 from .forms import ImpersonationForm
 from .impersonation import ImpersonationRefused, impersonation_start, impersonation_stop
@@ -27,6 +29,7 @@ from .selectors import (
 )
 
 PAGE_SIZE = 50
+User = get_user_model()
 
 
 def _readable_organization(request):
@@ -38,12 +41,47 @@ def _readable_organization(request):
     return organization
 
 
+def _actor_by_email(params):
+    """The Actor box takes an email (or a user id): an email becomes the ``actor_user_id`` the
+    shared filter parser reads, so the export link carries the same selection."""
+    params = params.copy()
+    actor = (params.get("actor") or "").strip()
+    if actor and not params.get("actor_user_id"):
+        if actor.isdigit():
+            params["actor_user_id"] = actor
+        else:
+            user_id = User.objects.filter(email__iexact=actor).values_list("pk", flat=True).first()
+            # Nobody with that email: a filter that matches nothing, not every entry.
+            params["actor_user_id"] = str(user_id or 0)
+    return params
+
+
+def _chain_state(organization) -> dict:
+    """What the last signed checkpoint says about this organization's chain (written after the
+    hourly verification; ``agenticos audit-verify`` checks it again on demand)."""
+    try:
+        checkpoint = checkpoints.read(f"org:{organization.pk}")
+    except checkpoints.CheckpointInvalid as invalid:
+        return {"state": "invalid", "problem": str(invalid)}
+    except (RuntimeError, ValueError) as unavailable:
+        return {"state": "unavailable", "problem": str(unavailable)}
+    if checkpoint is None:
+        return {"state": "none"}
+    return {
+        "state": "verified",
+        "length": checkpoint.length,
+        "head_entry_id": checkpoint.head_entry_id,
+        "written_at": parse_datetime(checkpoint.written_at),
+    }
+
+
 @login_required
 def audit_log(request):
     organization = _readable_organization(request)
     entries = audit_entries_visible_to(request.user, organization)
+    params = _actor_by_email(request.GET)
     try:
-        filters = parse_audit_filters(request.GET)
+        filters = parse_audit_filters(params)
     except ValidationError as error:
         messages.error(
             request,
@@ -57,8 +95,9 @@ def audit_log(request):
     page = Paginator(shown.order_by("-created_at", "-sequence"), PAGE_SIZE).get_page(
         request.GET.get("page")
     )
-    query = request.GET.copy()
+    query = params.copy()
     query.pop("page", None)
+    query.pop("actor", None)
     download_query = with_shown_window(
         query,
         ("created_from", "created_to"),
@@ -70,7 +109,11 @@ def audit_log(request):
         {
             "organization": organization,
             "page": page,
-            "rows": [audit_entry_row(entry) for entry in page.object_list],
+            "rows": [
+                audit_entry_row(entry) | {"when": entry.created_at} for entry in page.object_list
+            ],
+            "actor_query": request.GET.get("actor", ""),
+            "chain": _chain_state(organization),
             "actions": audit_action_names(entries),
             "filters": filters,
             "query": query.urlencode(),

@@ -9,6 +9,10 @@ tables. The Builder generates its form from the model's JSON schema, with two ex
   Every enumeration carries it; a config model without labels for one is refused at registration.
 - ``x-advanced``: ``true`` on fine-tuning settings (limits, cache life, prompts). Seed 000: those
   are folded under Advanced settings, which open by themselves where one has been set.
+
+Every property also carries a human ``title``: the one its ``setting(label=...)`` gives, or one
+made from the field name by ``human_label`` (units in brackets, "Id" dropped, acronyms upper
+case) instead of pydantic's "Timeout Secs" / "Max Memory Mb" / "Model Profile Id" (issue 15).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ def setting(
     *,
     description: str,
     labels: dict[str, str] | None = None,
+    label: str | None = None,
     advanced: bool = False,
     default_factory: Any = None,
     **constraints: Any,
@@ -49,6 +54,8 @@ def setting(
     if advanced:
         extra["x-advanced"] = True
     kwargs: dict[str, Any] = {"description": description, **constraints}
+    if label is not None:
+        kwargs["title"] = label
     if extra:
         kwargs["json_schema_extra"] = extra
     if default_factory is not None:
@@ -109,6 +116,9 @@ def config_json_schema(model: type[BaseModel]) -> dict[str, Any]:
     Cached per model: callers receive a fresh copy so they may change it.
     """
     schema = model.model_json_schema()
+    for name, prop in schema.get("properties", {}).items():
+        if prop.get("title") in (None, name.replace("_", " ").title()):
+            prop["title"] = human_label(name)
     _spread_labels(schema)
     missing = enums_missing_labels(schema)
     if missing:
@@ -122,3 +132,51 @@ def config_schema_copy(model: type[BaseModel]) -> dict[str, Any]:
     import copy
 
     return copy.deepcopy(config_json_schema(model))
+
+
+# Field-name words as a person writes them.
+_WORDS = {
+    "url": "URL", "cdp": "CDP", "llm": "LLM", "pii": "personal data", "ttl": "lifetime",
+    "ansi": "ANSI", "mcp": "MCP", "api": "API", "args": "arguments", "in": "input",
+    "out": "output", "chars": "characters", "max": "maximum", "min": "minimum",
+}  # fmt: skip
+_UNITS = {
+    "secs": "seconds", "seconds": "seconds", "minutes": "minutes", "ms": "milliseconds",
+    "mb": "MB", "bytes": "bytes", "usd": "USD", "chars": "characters", "tokens": "tokens",
+}  # fmt: skip
+
+
+# Names the word rules cannot read well.
+_WHERE = {
+    "args": "tool arguments", "in": "the person's message", "out": "the answer",
+    "tool": "tool results",
+}  # fmt: skip
+_LABELS = {
+    "max_chars": "Maximum length (characters)",
+    "max_seconds": "Maximum duration (seconds)",
+    "default_top_k": "Results per search",
+    "hosted_key_param": "Hosted key parameter",
+    "self_query_enabled": "Self-query",
+    "goal_reanchor": "Re-anchor on the goal",
+    "max_fanout": "Maximum fan-out",
+    "over_tokens": "Above (tokens)",
+    **{f"blocked_keywords_{k}": f"Blocked keywords in {w}" for k, w in _WHERE.items()},
+    **{f"redact_pii_{k}": f"Redact personal data in {w}" for k, w in _WHERE.items()},
+    **{f"redact_secrets_{k}": f"Redact secrets in {w}" for k, w in _WHERE.items()},
+}
+
+
+def human_label(name: str) -> str:
+    """A config field's label from its name: ``timeout_secs`` → "Timeout (seconds)",
+    ``max_memory_mb`` → "Maximum memory (MB)", ``model_profile_id`` → "Model profile"."""
+    if name in _LABELS:
+        return _LABELS[name]
+    words = name.split("_")
+    if len(words) > 1 and words[-1] == "id":
+        words = words[:-1]
+    unit = None
+    if len(words) > 1 and words[-1] in _UNITS and words[-1] not in ("tokens",):
+        unit = _UNITS[words.pop()]
+    text = " ".join(_WORDS.get(word, word) for word in words)
+    text = text[:1].upper() + text[1:]
+    return f"{text} ({unit})" if unit else text

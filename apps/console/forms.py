@@ -13,6 +13,15 @@ class OrganizationForm(forms.Form):
         required=False,
         help_text="Every run of every agent in this organization stops at this cap. Empty means no cap.",
     )
+    chat_may_waive_approvals = forms.BooleanField(
+        label="Chat may waive approvals",
+        required=False,
+        help_text=(
+            "Lets a person who may decide approvals choose “Approve everything” in a chat: the "
+            "gated tools of that conversation then run without asking. Off: every gated call waits "
+            "for a decision."
+        ),
+    )
 
 
 class InviteForm(forms.Form):

@@ -77,10 +77,19 @@ def organization_settings(request):
     organization = _organization(request)
     can_manage_budget = perms.has_org_permission(request.user, organization, perms.BUDGETS_MANAGE)
     can_rename = perms.has_org_permission(request.user, organization, perms.SETTINGS_MANAGE)
+    # The waiver switch belongs to those who decide approvals (apps.orgs.services); others do not
+    # see it at all.
+    can_waive = perms.has_org_permission(request.user, organization, perms.APPROVALS_DECIDE)
     form = OrganizationForm(
         request.POST or None,
-        initial={"name": organization.name, "monthly_budget_usd": organization.monthly_budget_usd},
+        initial={
+            "name": organization.name,
+            "monthly_budget_usd": organization.monthly_budget_usd,
+            "chat_may_waive_approvals": organization.chat_may_waive_approvals,
+        },
     )
+    if not can_waive:
+        del form.fields["chat_may_waive_approvals"]
     if not can_manage_budget:
         form.fields["monthly_budget_usd"].disabled = True
     if not can_rename:
@@ -94,6 +103,9 @@ def organization_settings(request):
                 monthly_budget_usd=form.cleaned_data["monthly_budget_usd"]
                 if can_manage_budget
                 else _UNCHANGED,
+                chat_may_waive_approvals=form.cleaned_data["chat_may_waive_approvals"]
+                if can_waive
+                else None,
             )
         except PermissionDenied as denied:
             messages.error(request, f"Not saved: {denied}.")
@@ -109,6 +121,7 @@ def organization_settings(request):
             "form": form,
             "can_manage_budget": can_manage_budget,
             "can_rename": can_rename,
+            "can_waive": can_waive,
             "organization": organization,
         },
     )
@@ -186,6 +199,10 @@ def member_change_role(request, membership_id: int):
 def member_remove(request, membership_id: int):
     organization = _organization(request)
     membership = get_object_or_404(selectors.memberships_for(organization), pk=membership_id)
+    if membership.user_id == request.user.pk:
+        # Removing oneself from the members page is a slip, not a way out of an organization.
+        messages.error(request, "You cannot remove yourself; another owner or admin can.")
+        return redirect("console:members")
     try:
         services.membership_remove(actor=request.user, membership=membership)
         messages.success(request, f"{membership.user.email} was removed.")

@@ -252,6 +252,13 @@ def frames_after(run_id: int, after: int = 0) -> list[dict]:
     return [frame for frame in frames if frame["seq"] > after]
 
 
+def newest_seq(run_id: int) -> int:
+    """The seq of the run's newest frame (0 before the first): a page that drew the run from the
+    database follows its frames from there."""
+    newest = _redis().xrevrange(_stream_key(run_id), count=1)
+    return _seq_of(newest[0][0]) if newest else 0
+
+
 def announce_run(conversation_id: int, run_id: int) -> None:
     """Tell a conversation's followers that a run started in it (they then follow its frames)."""
     client = _redis()

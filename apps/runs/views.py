@@ -13,8 +13,6 @@ own view context and template) for someone with approvals:decide, the run histor
 
 from __future__ import annotations
 
-import json
-
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
@@ -25,18 +23,17 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from apps.agents.selectors import agent_for
-from apps.approvals import selectors as approval_selectors
 from apps.approvals.choices import ApprovalMode
 from apps.approvals.views import queue_context
 from apps.audit.exports import console_download, with_shown_window
-from apps.capabilities.tools.chart_svg import render_chart_svg
-from apps.capabilities.tools.charts import chart_artifact
 from apps.orgs import permissions as perms
 
 from . import selectors, services
 from .choices import TERMINAL_STATUSES, RunStatus, Surface
+from .events import newest_seq
 from .exports import runs_export
 from .filters import ORDERS, SLOW_RUN_MS, parse_run_history
+from .transcript import chat_turns, run_turn
 
 PAGE_SIZE = 25
 
@@ -53,24 +50,27 @@ def chat(request, conversation_id: int | None = None):
     conversation = None
     turns = []
     live_run = None
+    live_run_seq = 0
     if conversation_id is not None:
         conversation = get_object_or_404(
             selectors.own_conversations(request.user, organization), pk=conversation_id
         )
-        turns = selectors.turns_with_gauge(
-            selectors.conversation_turns(conversation), conversation.agent
-        )
         live_run = selectors.live_run_of(conversation)
-        _attach_run_details(turns, conversation)
         if live_run is not None:
-            _attach_parked_cards(turns, live_run)
+            # Read before the turns: the page follows the run from here, so a frame that lands
+            # while the turns are read arrives once (and the turn is redrawn when the run stops).
+            live_run_seq = newest_seq(live_run.pk)
+        turns = chat_turns(conversation)
     agents = selectors.runnable_agents(request.user, organization)
     selected_agent_id = (
         conversation.agent_id if conversation else _int_or_none(request.GET.get("agent"))
     )
     # The mode is the conversation's: the next turn keeps what the last one was sent with.
     last_run = conversation.runs.order_by("-created_at", "-pk").first() if conversation else None
+    modes, mode_note = _approval_modes(request.user, organization)
     approval_mode = last_run.approval_mode if last_run else ApprovalMode.FOLLOW
+    if approval_mode not in dict(modes):
+        approval_mode = ApprovalMode.FOLLOW
     return render(
         request,
         "runs/chat.html",
@@ -78,70 +78,74 @@ def chat(request, conversation_id: int | None = None):
             "agents": agents,
             "selected_agent_id": selected_agent_id,
             "conversation": conversation,
-            "conversations": selectors.own_conversations(request.user, organization).order_by(
-                "-updated_at"
-            )[:30],
+            "conversations": selectors.own_conversations(request.user, organization)
+            .select_related("agent")
+            .order_by("-updated_at")[:50],
             "turns": turns,
             "last_gauge": next((t["context"] for t in reversed(turns) if t["context"]), None),
             "live_run": live_run,
+            "live_run_seq": live_run_seq,
             "can_run": agents.exists(),
             "can_decide": perms.has_org_permission(
                 request.user, organization, perms.APPROVALS_DECIDE
             ),
-            "approval_modes": ApprovalMode.choices,
+            "approval_modes": modes,
             "approval_mode": approval_mode,
+            "approval_mode_note": mode_note,
             "terminal_statuses": sorted(TERMINAL_STATUSES),
+            "status_labels": dict(RunStatus.choices),
         },
     )
 
 
-def _last_assistant_turns(turns) -> dict[int, dict]:
-    """Each run's last assistant turn (a run that parked and resumed wrote two)."""
-    return {t["run_id"]: t for t in turns if t["role"] == "assistant" and t["run_id"]}
+def _approval_modes(user, organization) -> tuple[list[tuple[str, str]], str]:
+    """The approval modes this person may choose in a chat, and why one is missing. The same
+    conditions the approval gate enforces on the run (apps.approvals.gate.check_approval_mode):
+    offering a mode that then fails the turn is a trap."""
+    modes = [
+        (ApprovalMode.FOLLOW, ApprovalMode.FOLLOW.label),
+        (ApprovalMode.ASK_ALL, ApprovalMode.ASK_ALL.label),
+    ]
+    if not perms.has_org_permission(user, organization, perms.APPROVALS_DECIDE):
+        return modes, (
+            "“Approve everything” needs the approvals:decide permission (owners, admins and "
+            "operators)."
+        )
+    if not organization.chat_may_waive_approvals:
+        # Whoever may decide approvals may also turn the switch on (apps.orgs.services).
+        return modes, (
+            "“Approve everything” is off for this organization: turn on “Chat may waive "
+            "approvals” in Settings → Organization to offer it."
+        )
+    modes.insert(1, (ApprovalMode.APPROVE_ALL, ApprovalMode.APPROVE_ALL.label))
+    return (
+        modes,
+        "“Approve everything” runs gated tools without asking, for this conversation only.",
+    )
 
 
-def _attach_run_details(turns, conversation) -> None:
-    """Each run's error sentence and its charts, on the run's last assistant turn.
-
-    Charts are redrawn from the stored data on every reload (issue 8): the chart travels in a
-    tool return's metadata, which the run's transcript keeps. A run's transcript starts with the
-    history it was given, so a part already seen at the same position belongs to an earlier run."""
-    by_run = _last_assistant_turns(turns)
-    seen: set[tuple[int, str]] = set()
-    runs = conversation.runs.order_by("created_at", "pk").values_list("pk", "transcript", "error")
-    for run_id, transcript, error in runs:
-        if error and run_id in by_run:
-            # A refused turn (an approval mode the session may not have) says why after a reload too.
-            by_run[run_id]["error"] = error
-        for index, message in enumerate(transcript or []):
-            for part in message.get("parts") or []:
-                if part.get("part_kind") != "tool-return":
-                    continue
-                chart = chart_artifact(part.get("metadata"))
-                key = (index, part.get("tool_call_id") or "")
-                if chart is None or key in seen:
-                    continue
-                seen.add(key)
-                if run_id in by_run:
-                    by_run[run_id].setdefault("charts", []).append(
-                        {"tool_call_id": key[1], "svg": render_chart_svg(chart)}
-                    )
-
-
-def _attach_parked_cards(turns, run) -> None:
-    """A parked run's cards come back on reload, on any device (seed 003): its pending calls and
-    questions, drawn on the run's last assistant turn."""
-    turn = _last_assistant_turns(turns).get(run.pk)
+@login_required
+def chat_turn(request, conversation_id: int, run_id: int):
+    """One run's assistant turn as the transcript draws it (the live page swaps it in when the
+    run ends, so what it shows is what a reload shows)."""
+    organization = _organization(request)
+    conversation = get_object_or_404(
+        selectors.own_conversations(request.user, organization), pk=conversation_id
+    )
+    turn = run_turn(conversation, run_id)
     if turn is None:
-        return
-    turn["approvals"] = [
-        approval_selectors.approval_row(a)
-        | {"arguments_json": json.dumps(a.arguments, indent=2, ensure_ascii=False)}
-        for a in approval_selectors.parked_calls(run)
-    ]
-    turn["questions"] = [
-        approval_selectors.question_row(q) for q in approval_selectors.run_questions(run)
-    ]
+        raise Http404("That run has no turn in this conversation yet.")
+    return render(
+        request,
+        "runs/_turn.html",
+        {
+            "turn": turn,
+            "agent_name": conversation.agent.name,
+            "can_decide": perms.has_org_permission(
+                request.user, organization, perms.APPROVALS_DECIDE
+            ),
+        },
+    )
 
 
 @login_required

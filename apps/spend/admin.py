@@ -1,31 +1,90 @@
-"""The ledger in the admin: read-only, because money moves only through the budget guard."""
+"""The ledger in the admin: read-only, because money moves only through the budget guard. Per-run
+spend (ledgers) and ledger entries export as CSV or JSONL through the one exporter
+(apps.audit.exports): the selection's span is the window, 10,000 rows at most, one audit entry."""
 
 from django.contrib import admin
 
-from agenticos.admin_base import ReadOnlyAdmin
+from agenticos.admin_base import ReadOnlyAdmin, export_actions
+from apps.audit.exports import ExportTable
 
 from .models import BudgetCounter, Ledger, LedgerEntry
+
+SPEND_COLUMNS = (
+    "run_id",
+    "organization_id",
+    "agent_id",
+    "cost_usd",
+    "cost_is_partial",
+    "input_tokens",
+    "output_tokens",
+    "request_count",
+    "created_at",
+    "updated_at",
+)
+# Per-run spend, as the spend export names its audit entry (``spend.export``).
+SPEND_TABLE = ExportTable(
+    name="spend",
+    columns=SPEND_COLUMNS,
+    rows=lambda ledgers: [{c: getattr(ledger, c) for c in SPEND_COLUMNS} for ledger in ledgers],
+    date_field="created_at",
+    ordering=("created_at", "run_id"),
+)
+LEDGER_ENTRY_COLUMNS = (
+    "id",
+    "created_at",
+    "month",
+    "organization_id",
+    "agent_id",
+    "run_id",
+    "kind",
+    "provider",
+    "model_name",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "priced",
+)
+LEDGER_ENTRIES_TABLE = ExportTable(
+    name="ledger_entries",
+    columns=LEDGER_ENTRY_COLUMNS,
+    rows=lambda entries: [
+        {
+            **{c: getattr(e, c, None) for c in LEDGER_ENTRY_COLUMNS},
+            "run_id": e.ledger.run_id if e.ledger_id else None,
+        }
+        for e in entries
+    ],
+    date_field="created_at",
+    ordering=("created_at", "id"),
+)
 
 
 @admin.register(Ledger)
 class LedgerAdmin(ReadOnlyAdmin):
     list_display = ("run", "organization", "agent", "cost_usd", "cost_is_partial", "request_count", "updated_at")
-    list_filter = ("cost_is_partial", "organization")
+    list_filter = ("cost_is_partial", "organization", "agent", "created_at")
     search_fields = ("=run__id", "agent__name", "organization__name")
     list_select_related = ("run", "organization", "agent")
+    date_hierarchy = "created_at"
+    actions = export_actions(SPEND_TABLE, noun="spend (one row per run)", date_field="created_at")
 
 
 @admin.register(LedgerEntry)
 class LedgerEntryAdmin(ReadOnlyAdmin):
     list_display = ("id", "organization", "agent", "kind", "provider", "model_name", "cost_usd", "priced", "month")
-    list_filter = ("kind", "provider", "priced", "month")
-    search_fields = ("model_name", "agent__name", "organization__name")
+    list_filter = ("kind", "provider", "priced", "organization", "agent", "month")
+    search_fields = ("model_name", "agent__name", "organization__name", "=ledger__run__id")
     list_select_related = ("organization", "agent")
+    date_hierarchy = "created_at"
+    actions = export_actions(LEDGER_ENTRIES_TABLE, noun="ledger entries", date_field="created_at")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("ledger")
 
 
 @admin.register(BudgetCounter)
 class BudgetCounterAdmin(ReadOnlyAdmin):
     list_display = ("scope", "organization", "agent", "month", "committed_usd", "reserved_usd")
-    list_filter = ("scope", "month")
+    list_filter = ("scope", "month", "organization")
     search_fields = ("organization__name", "agent__name")
     list_select_related = ("organization", "agent")

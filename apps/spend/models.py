@@ -63,6 +63,7 @@ class LedgerEntry(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name_plural = "ledger entries"
         ordering = ["created_at", "pk"]
         indexes = [
             # Seeding a counter: an organization's (or an agent's) entries of one month.

@@ -1,24 +1,48 @@
 /* The chat page: send a message (with the conversation's approval mode), then watch the run's
  * text, tool calls, charts, cost and context stream in over the websocket (frames.js). A run that
  * parks shows its approval card (Approve / Reject with a note, for approvals:decide) or its
- * question card (for the person asked) inline; once decided or answered, the same run's frames
- * continue on the same socket. Cards of a run still parked are drawn by the server on reload
- * (runs/_approval_card.html, runs/_question_card.html) and wired here the same way.
- * Without JavaScript the form still posts and the page reloads on the conversation. */
+ * question card (for the person asked) where it was raised; once decided or answered, the same
+ * run's frames continue on the same socket.
+ *
+ * Live and after a reload the transcript reads the same (issue 15): while a run streams, its
+ * turn is built block by block in the order frames arrive (text, tool lines — each call once,
+ * even when a resumed run replays it — cards, charts); when the run ends, the turn is swapped
+ * for the server's rendering of it (runs/_turn.html: Markdown rendered and sanitized, cards
+ * resolved with what was decided, the status in words), which is exactly what a reload draws. Without JavaScript the form still posts and the page reloads on the conversation. */
 (function () {
   "use strict";
 
   var form = document.getElementById("chat-form");
-  if (!form) { return; }
   var transcript = document.getElementById("transcript");
+  var threads = document.getElementById("chat-threads");
+  var narrow = window.matchMedia("(max-width: 56rem)");
+  if (threads && narrow.matches) { threads.open = false; }
+  var search = document.getElementById("thread-search");
+  if (search) {
+    search.addEventListener("input", function () {
+      var q = search.value.trim().toLowerCase();
+      document.querySelectorAll("#thread-list li[data-search]").forEach(function (item) {
+        item.hidden = q && item.dataset.search.indexOf(q) === -1;
+      });
+    });
+  }
+  if (transcript) { transcript.scrollTop = transcript.scrollHeight; }
+  if (!form) { return; }
   var statusLine = document.getElementById("chat-status");
   var costLine = document.getElementById("chat-cost");
   var gaugeLine = document.getElementById("chat-gauge");
   var cancelButton = document.getElementById("chat-cancel");
   var sendButton = document.getElementById("chat-send");
+  var textarea = document.getElementById("chat-message");
   var terminal = (form.dataset.terminal || "").split(",");
   var canDecide = form.dataset.canDecide === "true";
+  var labelsNode = document.getElementById("run-status-labels");
+  var statusLabels = labelsNode ? JSON.parse(labelsNode.textContent) : {};
   var current = null;
+
+  function statusWords(status) {
+    return statusLabels[status] || status.replace(/_/g, " ");
+  }
 
   function csrfToken() {
     var input = form.querySelector("input[name=csrfmiddlewaretoken]");
@@ -36,7 +60,12 @@
     var item = el("li", "turn " + role);
     if (runId) { item.dataset.runId = runId; }
     item.appendChild(el("div", "who", role === "user" ? "You" : (form.dataset.agentName || agentName())));
-    item.appendChild(el("div", "text", text || ""));
+    if (role === "user") {
+      item.appendChild(el("div", "text", text || ""));
+    } else {
+      item.appendChild(el("div", "turn-body"));
+      item.appendChild(el("div", "turn-meta"));
+    }
     transcript.appendChild(item);
     return item;
   }
@@ -251,70 +280,138 @@
 
   // --- following a run -----------------------------------------------------------------------
 
-  function follow(runId) {
-    // Reopened on a run still in progress or parked: its frames replay into the turn the server
-    // drew, so the cards and charts it already shows are not drawn twice.
+  function turnOf(runId) {
     var turns = transcript.querySelectorAll('.turn.assistant[data-run-id="' + runId + '"]');
-    var turn = turns.length ? turns[turns.length - 1] : addTurn("assistant", "", runId);
-    var text = turn.querySelector(".text");
-    text.textContent = "";
-    var tools = turn.querySelector("ul.tools");
-    if (!tools) {
-      tools = el("ul", "tools");
-      text.insertAdjacentElement("afterend", tools);
+    return turns.length ? turns[turns.length - 1] : null;
+  }
+
+  function bodyOf(turn) {
+    var body = turn.querySelector(".turn-body");
+    if (!body) {
+      body = el("div", "turn-body");
+      turn.insertBefore(body, turn.querySelector(".turn-meta"));
     }
+    return body;
+  }
+
+  function metaOf(turn) {
     var meta = turn.querySelector(".turn-meta");
     if (!meta) {
       meta = el("div", "turn-meta");
       turn.appendChild(meta);
     }
+    return meta;
+  }
+
+  function liveText(body) {
+    var last = body.lastElementChild;
+    if (last && last.classList.contains("text") && last.classList.contains("live")) { return last; }
+    var block = el("div", "text live");
+    body.appendChild(block);
+    return block;
+  }
+
+  function toolList(body) {
+    var last = body.lastElementChild;
+    if (last && last.tagName === "UL" && last.classList.contains("tools")) { return last; }
+    var list = el("ul", "tools");
+    body.appendChild(list);
+    return list;
+  }
+
+  function wireCards(scope) {
+    scope.querySelectorAll(".approval-card").forEach(wireApprovalCard);
+    scope.querySelectorAll(".question-card").forEach(wireQuestionCard);
+  }
+
+  function conversationId() {
+    var input = form.querySelector("input[name=conversation_id]");
+    return input ? input.value : "";
+  }
+
+  // The server's drawing of the run's turn replaces the live one: what a reload would show.
+  function redraw(runId) {
+    var url = "/chat/" + conversationId() + "/runs/" + runId + "/turn/";
+    return fetch(url, { credentials: "same-origin", headers: { "Accept": "text/html" } })
+      .then(function (response) { return response.ok ? response.text() : null; })
+      .then(function (html) {
+        var turn = turnOf(runId);
+        if (!html || !turn) { return; }
+        var holder = document.createElement("ol");
+        holder.innerHTML = html.trim();
+        var fresh = holder.firstElementChild;
+        if (!fresh) { return; }
+        turn.replaceWith(fresh);
+        wireCards(fresh);
+        transcript.scrollTop = transcript.scrollHeight;
+      })
+      .catch(function () { /* the live drawing stays; a reload shows the stored one */ });
+  }
+
+  function follow(runId, afterSeq) {
+    var turn = turnOf(runId) || addTurn("assistant", "", runId);
+    var existingText = turn.querySelector(":scope > .text");
+    if (existingText && !existingText.textContent) { existingText.remove(); }
     // The server's state badge and cost were a snapshot; the run's frames say what comes next.
-    meta.querySelectorAll(".badge, .cost").forEach(function (node) { node.remove(); });
+    metaOf(turn).querySelectorAll(".badge, .cost").forEach(function (node) { node.remove(); });
     var spent = 0;
-    var calls = {};
-    var parked = false;
+    var simulated = false;
+    var parked = !!afterSeq && form.dataset.liveParked === "true";
     statusLine.textContent = "Running…";
     costLine.textContent = "";
     cancelButton.hidden = false;
     cancelButton.dataset.runId = runId;
     sendButton.disabled = true;
 
-    function place(node) { turn.insertBefore(node, meta); }
+    function body() { return bodyOf(turnOf(runId)); }
+    function has(selector) { return turnOf(runId).querySelector(selector); }
 
     current = window.AgenticFrames.followRun(runId, {
       terminal: terminal,
+      after: afterSeq || 0,
+      parked: !!afterSeq && form.dataset.liveParked === "true",
       onFrame: function (frame) {
         switch (frame.type) {
           case "run_started":
             if (parked) {
               // Resumed after a decision or an answer: whoever gave it, the cards are settled.
-              turn.querySelectorAll(".card:not(.resolved)").forEach(function (card) {
+              turnOf(runId).querySelectorAll(".card:not(.resolved)").forEach(function (card) {
                 resolveCard(card, card.classList.contains("question-card") ? "Answered." : "Decided.");
               });
+              metaOf(turnOf(runId)).querySelectorAll(".badge").forEach(function (node) { node.remove(); });
               parked = false;
             }
+            simulated = /offline/i.test(frame.model_label || "");
             statusLine.textContent = "Running on " + frame.model_label + "…";
             break;
           case "text_delta":
-            text.textContent += frame.delta;
+            liveText(body()).textContent += frame.delta;
             break;
           case "thinking_delta":
             break;
           case "tool_call":
-            calls[frame.tool_call_id] = el("li", "tool-call", "→ " + frame.tool_name + "(" + frame.args + ")");
-            tools.appendChild(calls[frame.tool_call_id]);
+            // A resumed run replays the call it parked on: one line per call.
+            if (!has('.tool-call[data-tool-call-id="' + frame.tool_call_id + '"]')) {
+              var call = el("li", "tool-call", "→ " + frame.tool_name + "(" + frame.args + ")");
+              call.dataset.toolCallId = frame.tool_call_id;
+              toolList(body()).appendChild(call);
+            }
             break;
           case "tool_result":
-            tools.appendChild(el("li", "tool-result", "← " + frame.tool_name + ": " + frame.content));
-            if (frame.chart_svg && !turn.querySelector('figure.chart[data-tool-call-id="' + frame.tool_call_id + '"]')) {
-              place(chartFigure(frame));
+            if (!has('.tool-result[data-tool-call-id="' + frame.tool_call_id + '"]')) {
+              var result = el("li", "tool-result", "← " + frame.tool_name + ": " + frame.content);
+              result.dataset.toolCallId = frame.tool_call_id;
+              toolList(body()).appendChild(result);
+            }
+            if (frame.chart_svg && !has('figure.chart[data-tool-call-id="' + frame.tool_call_id + '"]')) {
+              body().appendChild(chartFigure(frame));
             }
             break;
           case "tool_approval_required":
             var existing = document.getElementById("approval-card-" + frame.approval_id);
             if (!existing) {
               existing = approvalCard(frame);
-              place(existing);
+              body().appendChild(existing);
             }
             wireApprovalCard(existing);
             break;
@@ -322,20 +419,21 @@
             var asked = document.getElementById("question-card-" + frame.question_id);
             if (!asked) {
               asked = questionCard(frame, runId);
-              place(asked);
+              body().appendChild(asked);
             }
             wireQuestionCard(asked);
             break;
           case "cost":
             spent += Number(frame.cost_usd);
-            costLine.textContent = "Cost so far " + money(spent) + (frame.cost_is_partial ? " (at least)" : "");
+            costLine.textContent = "Cost so far " + money(spent) + (frame.cost_is_partial ? " (at least)" : "") +
+              (simulated ? " (simulated)" : "");
             break;
           case "context_usage":
             gaugeLine.textContent = gaugeText(frame);
             break;
           case "run_finished":
             if (terminal.indexOf(frame.status) === -1) { parked = true; }
-            finished(turn, meta, frame);
+            finished(runId, frame, simulated);
             break;
         }
         transcript.scrollTop = transcript.scrollHeight;
@@ -348,30 +446,71 @@
     });
   }
 
-  function finished(turn, meta, frame) {
+  function finished(runId, frame, simulated) {
     if (terminal.indexOf(frame.status) === -1) {
+      // Not redrawn while parked: the person may be typing a note or picking an answer in a card.
       // Parked (an approval, a question): the same stream continues when it resumes.
       statusLine.textContent = frame.status === "awaiting_approval"
         ? "Waiting for approval."
-        : (frame.status === "awaiting_answer" ? "Waiting for your answer." : frame.status.replace(/_/g, " "));
+        : (frame.status === "awaiting_answer" ? "Waiting for your answer." : statusWords(frame.status) + ".");
       return;
     }
-    if (frame.status !== "completed") {
-      turn.classList.add(frame.status);
-      meta.appendChild(el("span", "badge status-" + frame.status,
-        frame.status === "cancelled" ? "Cancelled" : frame.status.replace(/_/g, " ")));
-      if (frame.error) { turn.appendChild(el("div", "error", frame.error)); }
-    }
-    turn.querySelectorAll(".card:not(.resolved)").forEach(function (card) {
-      resolveCard(card, "The run ended: " + frame.status.replace(/_/g, " ") + ".");
-    });
-    meta.appendChild(el("span", "cost", money(frame.cost_usd) + (frame.cost_is_partial ? " (at least)" : "")));
-    costLine.textContent = "Cost " + money(frame.cost_usd);
-    statusLine.textContent = frame.status === "completed" ? "Done." : "Ended: " + frame.status.replace(/_/g, " ") + ".";
+    redraw(runId);
+    costLine.textContent = "Cost " + money(frame.cost_usd) + (simulated ? " (simulated)" : "");
+    statusLine.textContent = frame.status === "completed" ? "Done." : "Ended: " + statusWords(frame.status) + ".";
     cancelButton.hidden = true;
     sendButton.disabled = false;
     current = null;
   }
+
+  // The sidebar's title for a new conversation, as the server cleans it (console's chat_title).
+  function chatTitle(message) {
+    var first = message.trim().split("\n")[0];
+    var command = /^\/(call|steps|ask)\b\s*(.*)$/.exec(first);
+    if (!command) { return first || "Untitled"; }
+    var rest = command[2].trim();
+    if (command[1] === "steps") { return (rest.split(/\s+/)[0] || "Some") + " steps"; }
+    if (command[1] === "ask") { return rest || "A question"; }
+    var call = /^([A-Za-z0-9_\-]+)\s*(.*)$/.exec(rest);
+    if (!call) { return "A tool call"; }
+    try {
+      var args = call[2] ? JSON.parse(call[2]) : {};
+      var values = Object.keys(args).map(function (k) { return args[k]; })
+        .filter(function (v) { return typeof v === "string" || typeof v === "number"; });
+      return values.length ? call[1] + ": " + values[0] : call[1];
+    } catch (e) {
+      return call[1];
+    }
+  }
+
+  function addThread(conversation, url, message) {
+    var list = document.getElementById("thread-list");
+    var template = document.getElementById("thread-item");
+    if (!list || !template) { return; }
+    var empty = document.getElementById("no-threads");
+    if (empty) { empty.remove(); }
+    list.querySelectorAll("li.current").forEach(function (item) {
+      item.classList.remove("current");
+      var link = item.querySelector("a");
+      if (link) { link.removeAttribute("aria-current"); }
+    });
+    var item = template.content.firstElementChild.cloneNode(true);
+    var link = item.querySelector("a");
+    link.href = url;
+    var title = chatTitle(message);
+    link.textContent = title.length > 48 ? title.slice(0, 47) + "…" : title;
+    item.querySelector(".thread-meta").textContent = agentName() + " · just now";
+    item.dataset.search = (title + " " + agentName()).toLowerCase();
+    list.insertBefore(item, list.firstChild);
+  }
+
+  textarea.addEventListener("keydown", function (event) {
+    // Enter sends, Shift+Enter is a new line (and an IME composition is never cut short).
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      if (!sendButton.disabled) { form.requestSubmit(sendButton); }
+    }
+  });
 
   form.addEventListener("submit", function (event) {
     event.preventDefault();
@@ -392,9 +531,12 @@
         sendButton.disabled = false;
         return;
       }
-      addTurn("user", message);
+      var empty = document.getElementById("chat-empty");
+      if (empty) { empty.remove(); }
+      addTurn("user", message, result.body.run_id);
       form.querySelector("textarea").value = "";
       if (!form.querySelector("input[name=conversation_id]")) {
+        addThread(result.body.conversation_id, result.body.url, message);
         var hidden = document.createElement("input");
         hidden.type = "hidden";
         hidden.name = "conversation_id";
@@ -418,10 +560,12 @@
     }).then(function () { statusLine.textContent = "Cancelling…"; });
   });
 
-  transcript.querySelectorAll(".approval-card").forEach(wireApprovalCard);
-  transcript.querySelectorAll(".question-card").forEach(wireQuestionCard);
+  wireCards(transcript);
 
   if (form.dataset.liveRun) {
-    follow(form.dataset.liveRun);
+    follow(form.dataset.liveRun, Number(form.dataset.afterSeq || 0));
+    if (form.dataset.liveParked === "true") {
+      statusLine.textContent = form.dataset.liveStatus === "awaiting_answer" ? "Waiting for your answer." : "Waiting for approval.";
+    }
   }
 })();

@@ -1,6 +1,7 @@
 /* A run's frames over the websocket, with resume: no build step, no dependencies.
  *
- * followRun(runId, handlers) opens /ws/runs/{id}/ and calls handlers.onFrame(frame) for every
+ * followRun(runId, handlers) opens /ws/runs/{id}/ (after handlers.after, when the page already
+ * drew the run up to that seq) and calls handlers.onFrame(frame) for every
  * frame in seq order. If the connection drops before the terminal frame, it reconnects with
  * ?after=<last seq seen>, so frames sent while it was away arrive and none arrive twice.
  * Close codes 4401/4403/4404/4422 are final (see apps/runs/consumers.py). A run that parked (a
@@ -13,10 +14,10 @@
   var FINAL_CODES = [1000, 4401, 4403, 4404, 4422];
 
   function followRun(runId, handlers) {
-    var lastSeq = 0;
+    var lastSeq = handlers.after || 0;
     var done = false;
     var retries = 0;
-    var parked = false;
+    var parked = !!handlers.parked;
     var socket = null;
 
     function url() {

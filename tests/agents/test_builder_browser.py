@@ -38,6 +38,10 @@ def test_builder_create_enable_configure_publish_refused_fix_publish_v2(page, li
     v1 = AgentVersion.objects.get(agent=agent, number=1)
     assert next(b for b in v1.spec["capabilities"] if b["id"] == "guardrails")["config"] == {"redact_pii_out": True}
 
+    # Capabilities are folded after a reload (issue 15: the page was 11,600 px tall); open one.
+    assert not guardrails.locator("details.configure").evaluate("d => d.open")
+    guardrails.locator("details.configure > summary").click()
+
     # A value publish refuses: the error appears next to its field.
     page.fill('input[name="cap.guardrails.config.phone_regions"]', "US, UK")
     page.click("#publish")

@@ -34,14 +34,19 @@ def send(user, agent, message, **extra):
 # --- the approval mode --------------------------------------------------------------------------
 
 
-def test_chat_offers_the_three_approval_modes_follow_first(org, member):
+def test_chat_offers_the_three_approval_modes_follow_first(org, owner):
+    # Issue 15: "Approve everything" only where the person may choose it (approvals:decide and
+    # the organization's waiver); tests/console/test_chat_page.py covers the other cases.
+    org.chat_may_waive_approvals = True
+    org.save(update_fields=["chat_may_waive_approvals"])
     published_agent(org)
-    page = console(member).get("/chat/").content.decode()
+    page = console(owner).get("/chat/").content.decode()
     assert 'name="approval_mode"' in page
+    select = page[page.index('id="chat-approval-mode"') :]
     assert (
-        page.index("Follow the agent")
-        < page.index("Approve everything")
-        < page.index("Ask about everything")
+        select.index("Follow the agent")
+        < select.index("Approve everything")
+        < select.index("Ask about everything")
     )
     assert '<option value="follow" selected>' in page
 
@@ -164,14 +169,17 @@ def test_someone_without_approvals_decide_sees_who_can_approve_and_no_controls(o
     assert "/decide/" not in page
 
 
-def test_a_decided_run_shows_no_card_after_a_reload(org, owner):
+def test_a_decided_run_shows_its_card_resolved_after_a_reload(org, owner):
+    # Issue 15: the reload shows what was seen live — the card, resolved, with no decision form.
     agent = gated_agent(org)
     run = run_now(owner, org, agent, ADD_ONE, surface="chat")
     approval = ToolApproval.objects.get(run=run)
     Run.objects.filter(pk=run.pk).update(status="completed")
     ToolApproval.objects.filter(pk=approval.pk).update(status="approved")
     page = console(owner).get(f"/chat/{run.conversation_id}/").content.decode()
-    assert "approval-card-" not in page
+    card = page.split(f'id="approval-card-{approval.pk}"', 1)[1].split("</div>", 1)[0]
+    assert 'class="card approval-card resolved"' in page
+    assert 'class="decide"' not in card and "Approve</button>" not in card
 
 
 def test_deciding_from_the_chat_card_without_javascript_returns_to_the_chat(org, owner):

@@ -1,14 +1,11 @@
 """The console's main path in a real headless Chromium: log in, switch organization, change the
 budget as owner, be refused as member."""
 
-
 import pytest
 
 from tests.factories import DEFAULT_PASSWORD, MembershipFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
 
 
 def _log_in(page, live_server, email):

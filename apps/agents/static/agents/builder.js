@@ -1,14 +1,35 @@
-// Searching opens the Advanced group (seed 000: folded until opened, searched, or enabled).
+// Search and "Enabled only" filter the capability cards; searching opens the Advanced group
+// (seed 000: folded until opened, searched, or enabled). A refused publish puts the focus on its
+// summary, whose links lead to each field.
 // A file of its own, not an inline script: the Content-Security-Policy runs the console's own
 // static scripts only (docs/security.md).
 (function () {
   var box = document.getElementById("capability-search");
-  if (!box) return;
-  box.addEventListener("input", function () {
-    var q = box.value.trim().toLowerCase();
+  var enabledOnly = document.getElementById("capability-enabled-only");
+  function filter() {
+    var q = box ? box.value.trim().toLowerCase() : "";
+    var onlyEnabled = enabledOnly && enabledOnly.checked;
     document.querySelectorAll("section.capability").forEach(function (s) {
-      s.hidden = q && s.dataset.search.indexOf(q) === -1;
+      var on = s.querySelector("input[name$='.enabled']");
+      s.hidden = (q && s.dataset.search.indexOf(q) === -1) || (onlyEnabled && !(on && on.checked));
     });
-    if (q) document.getElementById("advanced-group").open = true;
+    document.querySelectorAll(".category[data-category]").forEach(function (group) {
+      group.hidden = !group.querySelector("section.capability:not([hidden])");
+    });
+    if (q || onlyEnabled) document.getElementById("advanced-group").open = true;
+  }
+  if (box) box.addEventListener("input", filter);
+  if (enabledOnly) enabledOnly.addEventListener("change", filter);
+  var summary = document.getElementById("publish-errors");
+  if (summary) summary.focus();
+  document.querySelectorAll("#publish-errors a[href^='#']").forEach(function (link) {
+    link.addEventListener("click", function () {
+      var target = document.getElementById(link.getAttribute("href").slice(1));
+      if (!target) return;
+      for (var node = target; node; node = node.parentElement) {
+        if (node.tagName === "DETAILS") node.open = true;
+      }
+      setTimeout(function () { target.focus(); }, 0);
+    });
   });
 })();

@@ -1,0 +1,264 @@
+"""A conversation as the chat draws it, read back from what the runs stored.
+
+The chat must look the same after a reload as it did live (issue 15): one assistant turn per run
+however many times it parked, its tool calls and results in the order they happened, the cards it
+raised (approvals and questions) where they were raised — decided ones resolved, with the
+decision — its charts, and its state in words. Live, the page builds the same blocks from the
+run's frames and, when a run ends, swaps its turn for this rendering
+(``runs:chat-turn``), so the two cannot drift apart.
+
+Only reads: the messages of the conversation, each run's stored transcript (pydantic-ai messages,
+which start with the history the run was given), its approvals and its questions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from decimal import Decimal
+
+from pydantic_ai.messages import (
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+
+from apps.approvals import selectors as approval_selectors
+from apps.approvals.choices import ApprovalStatus, QuestionStatus
+from apps.approvals.models import Question, ToolApproval
+from apps.capabilities.tools.chart_svg import render_chart_svg
+from apps.capabilities.tools.charts import chart_artifact
+
+from . import selectors
+from .choices import RunStatus
+from .models import Conversation, Run
+
+ASK_TOOL_NAME = "ask_user_question"
+
+
+def chat_turns(conversation: Conversation) -> list[dict]:
+    """The conversation's turns in order: each person's message, then one turn per run."""
+    turns: list[dict] = []
+    by_run: dict[int, dict] = {}
+    for turn in selectors.turns_with_gauge(
+        selectors.conversation_turns(conversation), conversation.agent
+    ):
+        run_id = turn["run_id"]
+        if turn["role"] == "assistant" and run_id:
+            earlier = by_run.get(run_id)
+            if earlier is not None:
+                # A run that parked wrote a turn at each stop: they are one answer. Each carries
+                # its own share of the run's cost, so the shares add up to the run's.
+                _merge_segment(earlier, turn)
+                continue
+            by_run[run_id] = turn
+        turns.append(turn)
+    _attach_runs(by_run)
+    return turns
+
+
+def run_turn(conversation: Conversation, run_id: int) -> dict | None:
+    """One run's assistant turn, as ``chat_turns`` draws it (the live page's swap)."""
+    for turn in chat_turns(conversation):
+        if turn["role"] == "assistant" and turn["run_id"] == run_id:
+            return turn
+    return None
+
+
+def _merge_segment(turn: dict, later: dict) -> None:
+    turn["content"] = later["content"] or turn["content"]
+    if later["cost_usd"] is not None:
+        turn["cost_usd"] = (turn["cost_usd"] or Decimal("0")) + later["cost_usd"]
+    turn["cost_is_partial"] = bool(turn["cost_is_partial"] or later["cost_is_partial"])
+    turn["context"] = later["context"] or turn["context"]
+    turn["run_status"] = later["run_status"]
+
+
+def _attach_runs(by_run: dict[int, dict]) -> None:
+    if not by_run:
+        return
+    runs = Run.objects.filter(pk__in=by_run).only(
+        "pk", "status", "error", "input", "transcript", "model_provider", "conversation_id"
+    )
+    approvals = defaultdict(dict)
+    for approval in (
+        ToolApproval.objects.filter(run_id__in=by_run)
+        .select_related("agent", "run", "run__user", "decided_by")
+        .order_by("created_at", "pk")
+    ):
+        approvals[approval.run_id][approval.tool_call_id] = approval
+    questions = defaultdict(dict)
+    for question in Question.objects.filter(run_id__in=by_run).order_by("created_at", "pk"):
+        questions[question.run_id][question.tool_call_id] = question
+    for run in runs:
+        turn = by_run[run.pk]
+        turn["run_status"] = run.status
+        turn["status_label"] = RunStatus(run.status).label
+        turn["simulated"] = run.model_provider == "offline"
+        if run.error and run.status != RunStatus.COMPLETED:
+            turn["error"] = run.error
+        turn["blocks"] = _blocks(run, turn["content"], approvals[run.pk], questions[run.pk])
+        turn["has_pending_card"] = any(
+            b["kind"] in ("approval", "question") and b["pending"] for b in turn["blocks"]
+        )
+
+
+def _own_messages(run: Run) -> list:
+    """The messages this run added: its transcript starts with the conversation's history, and
+    this run's part begins at the request carrying its own input (the last one that does)."""
+    if not run.transcript:
+        return []
+    messages = ModelMessagesTypeAdapter.validate_python(run.transcript)
+    start = None
+    for index, message in enumerate(messages):
+        if isinstance(message, ModelRequest) and any(
+            isinstance(part, UserPromptPart) and part.content == run.input for part in message.parts
+        ):
+            start = index
+    return messages[start:] if start is not None else messages
+
+
+class _Blocks:
+    """Consecutive tool lines share one list; consecutive text shares one block."""
+
+    def __init__(self) -> None:
+        self.items: list[dict] = []
+        self.seen_calls: set[str] = set()
+
+    def text(self, content: str) -> None:
+        if not content:
+            return
+        if self.items and self.items[-1]["kind"] == "text":
+            self.items[-1]["text"] += content
+        else:
+            self.items.append({"kind": "text", "text": content})
+
+    def line(self, line: dict) -> None:
+        if self.items and self.items[-1]["kind"] == "tools":
+            self.items[-1]["lines"].append(line)
+        else:
+            self.items.append({"kind": "tools", "lines": [line]})
+
+    def add(self, block: dict) -> None:
+        self.items.append(block)
+
+
+def _blocks(run: Run, content: str, approvals: dict, questions: dict) -> list[dict]:
+    blocks = _Blocks()
+    for message in _own_messages(run):
+        if isinstance(message, ModelResponse):
+            cards = []
+            for part in message.parts:
+                if isinstance(part, TextPart):
+                    blocks.text(part.content)
+                elif isinstance(part, ToolCallPart):
+                    if part.tool_call_id in blocks.seen_calls:
+                        continue
+                    blocks.seen_calls.add(part.tool_call_id)
+                    blocks.line(
+                        {
+                            "kind": "call",
+                            "tool_call_id": part.tool_call_id,
+                            "tool_name": part.tool_name,
+                            "args": part.args_as_json_str(),
+                        }
+                    )
+                    if part.tool_call_id in approvals:
+                        cards.append(_approval_block(approvals.pop(part.tool_call_id)))
+                    if part.tool_call_id in questions:
+                        cards.append(_question_block(questions.pop(part.tool_call_id)))
+            for card in cards:
+                blocks.add(card)
+        elif isinstance(message, ModelRequest):
+            for part in message.parts:
+                if isinstance(part, ToolReturnPart | RetryPromptPart) and part.tool_name:
+                    result = part.model_response_str()
+                    blocks.line(
+                        {
+                            "kind": "result",
+                            "tool_call_id": part.tool_call_id,
+                            "tool_name": part.tool_name,
+                            "content": result,
+                            "pretty": _pretty(result),
+                        }
+                    )
+                    chart = chart_artifact(getattr(part, "metadata", None))
+                    if chart is not None:
+                        blocks.add(
+                            {
+                                "kind": "chart",
+                                "tool_call_id": part.tool_call_id,
+                                "svg": render_chart_svg(chart),
+                            }
+                        )
+    # Cards whose call the transcript does not show (a run that stopped before storing it).
+    for approval in approvals.values():
+        blocks.add(_approval_block(approval))
+    for question in questions.values():
+        blocks.add(_question_block(question))
+    if not any(b["kind"] == "text" for b in blocks.items) and content:
+        blocks.text(content)
+    return blocks.items
+
+
+def _pretty(result: str) -> str | None:
+    """A JSON result pretty-printed, multi-line output as a code block; one line stays a line."""
+    stripped = result.strip()
+    if stripped[:1] in "[{":
+        try:
+            return json.dumps(json.loads(stripped), indent=2, ensure_ascii=False)
+        except ValueError:
+            pass
+    if "\n" in stripped:
+        return stripped
+    return None
+
+
+def _approval_block(approval: ToolApproval) -> dict:
+    row = approval_selectors.approval_row(approval)
+    row["arguments_json"] = json.dumps(approval.arguments, indent=2, ensure_ascii=False)
+    row["tool_call_id"] = approval.tool_call_id
+    return {
+        "kind": "approval",
+        "call": row,
+        "pending": approval.status == ApprovalStatus.PENDING,
+        "resolved_text": _decision_sentence(row),
+    }
+
+
+def _decision_sentence(row: dict) -> str:
+    words = row["decided_in_words"]
+    return f"{words}: “{row['note']}”" if row["note"] else f"{words}."
+
+
+def _question_block(question: Question) -> dict:
+    return {
+        "kind": "question",
+        "card": approval_selectors.question_row(question),
+        "pending": question.status == QuestionStatus.PENDING,
+        "resolved_text": _answer_sentence(question),
+    }
+
+
+def _answer_sentence(question: Question) -> str:
+    if question.status == QuestionStatus.ANSWERED:
+        answer = _answer_words(question.answers)
+        return f"Answered: {answer}" if answer else "Answered."
+    return QuestionStatus(question.status).label + "."
+
+
+def _answer_words(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return "; ".join(filter(None, (_answer_words(v) for v in value.values())))
+    if isinstance(value, list | tuple):
+        return ", ".join(filter(None, (_answer_words(v) for v in value)))
+    return str(value)
