@@ -43,7 +43,9 @@ def _readable_organization(request):
 
 def _actor_by_email(params):
     """The Actor box takes an email (or a user id): an email becomes the ``actor_user_id`` the
-    shared filter parser reads, so the export link carries the same selection."""
+    shared filter parser reads, so the export link carries the same selection. Returns the
+    params, and False when the email names nobody (the page then matches nothing, not every
+    entry)."""
     params = params.copy()
     actor = (params.get("actor") or "").strip()
     if actor and not params.get("actor_user_id"):
@@ -51,9 +53,10 @@ def _actor_by_email(params):
             params["actor_user_id"] = actor
         else:
             user_id = User.objects.filter(email__iexact=actor).values_list("pk", flat=True).first()
-            # Nobody with that email: a filter that matches nothing, not every entry.
-            params["actor_user_id"] = str(user_id or 0)
-    return params
+            if user_id is None:
+                return params, False
+            params["actor_user_id"] = str(user_id)
+    return params, True
 
 
 def _chain_state(organization) -> dict:
@@ -79,7 +82,9 @@ def _chain_state(organization) -> dict:
 def audit_log(request):
     organization = _readable_organization(request)
     entries = audit_entries_visible_to(request.user, organization)
-    params = _actor_by_email(request.GET)
+    params, actor_exists = _actor_by_email(request.GET)
+    if not actor_exists:
+        entries = entries.none()
     try:
         filters = parse_audit_filters(params)
     except ValidationError as error:
@@ -117,7 +122,8 @@ def audit_log(request):
             "actions": audit_action_names(entries),
             "filters": filters,
             "query": query.urlencode(),
-            "download_query": download_query.urlencode(),
+            # Nothing to download when the actor named is nobody.
+            "download_query": download_query.urlencode() if actor_exists else None,
             "export_limit": EXPORT_ROW_LIMIT,
         },
     )

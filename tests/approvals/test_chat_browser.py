@@ -76,7 +76,10 @@ def test_a_parked_chat_run_is_approved_from_its_card_and_from_the_queue_and_fini
     page.bring_to_front()
     expect(page.locator("#chat-status")).to_have_text("Done.")
     assert wait_for(second.pk).status == "completed"
-    assert "Decided" in page.locator("#transcript .approval-card").nth(1).inner_text()
+    # Once the run ends, the turn is the server's rendering: who decided, with their note.
+    decided = page.locator("#transcript .approval-card").nth(1)
+    expect(decided).to_contain_text("Approved by owner@acme.test")
+    expect(decided).to_contain_text("From the queue")
 
 
 def test_a_parked_run_reopened_after_a_reload_shows_one_card_and_finishes_when_approved(
