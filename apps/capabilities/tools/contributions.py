@@ -4,7 +4,8 @@
   context's framed inject files, planning's static guidance. Never the plan itself.
 - :func:`model_settings_for` — model settings: thinking's ``effort``.
 - :func:`capabilities_for` — pydantic-ai capabilities to add to the agent: planning's trailing
-  plan reminder, which must see every model request and so cannot be an instruction.
+  plan reminder, which must see every model request and so cannot be an instruction; the
+  provider-run web methods (``web_fetch`` native/auto, ``web_search`` native).
 
 Each takes one binding (the spec's ``CapabilityBinding``, or a dict of the same shape) and
 dispatches on its id; the ``run_*`` helpers fold over every enabled binding of a spec. ``extras``
@@ -20,6 +21,8 @@ from .clock import clock_instructions
 from .context import context_instructions
 from .planning import planning_capabilities, planning_instructions
 from .thinking import thinking_model_settings
+from .web_fetch import web_fetch_capabilities
+from .web_search import web_search_capabilities
 
 InstructionsFn = Callable[[Any, Mapping[str, Any]], "str | None"]
 
@@ -33,6 +36,9 @@ _MODEL_SETTINGS: dict[str, Callable[[Any, str], dict[str, Any]]] = {
 }
 _CAPABILITIES: dict[str, Callable[[Any, dict[str, Any]], list[Any]]] = {
     "planning": planning_capabilities,
+    # The provider-run methods: pydantic-ai's WebFetch / WebSearch capabilities.
+    "web_fetch": web_fetch_capabilities,
+    "web_research": web_search_capabilities,
 }
 
 
