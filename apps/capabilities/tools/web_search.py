@@ -81,13 +81,17 @@ def _hit(url: str, title: str, snippet: str | None) -> dict[str, str]:
 
 
 def _duckduckgo_client():
-    """A ``DDGS`` whose DuckDuckGo engine posts to :data:`ENDPOINTS` and that uses that engine only."""
-    from ddgs import DDGS
+    """A ``DDGS`` whose DuckDuckGo engine posts to :data:`ENDPOINTS` and that uses that engine only.
+
+    (``ddgs.DDGS`` is a lazy proxy whose instances are never a subclass: the class is imported from
+    ``ddgs.ddgs``.) The engine keeps ddgs' own proxy setting (``DDGS_PROXY``), which an operator may
+    use to send searches through their egress proxy."""
+    from ddgs.ddgs import DDGS
     from ddgs.engines.duckduckgo import Duckduckgo
 
     class DuckDuckGoOnly(DDGS):
         def text(self, query: str, **kwargs: Any) -> list[dict[str, Any]]:
-            engine = Duckduckgo(timeout=SEARCH_TIMEOUT_SECONDS)
+            engine = Duckduckgo(proxy=self._proxy, timeout=SEARCH_TIMEOUT_SECONDS)
             engine.search_url = ENDPOINTS["duckduckgo"]
             self._engines_cache[Duckduckgo] = engine
             return super().text(query, backend="duckduckgo", **kwargs)

@@ -12,6 +12,7 @@ import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
+from urllib.parse import urlsplit
 
 
 @dataclass
@@ -53,9 +54,15 @@ class FakeWeb:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 host = (self.headers.get("Host") or "").rsplit(":", 1)[0].strip("[]")
-                seen = Seen(self.command, host, self.path, dict(self.headers.items()), body)
+                target = self.path
+                if target.startswith(("http://", "https://")):
+                    # Asked as a forward proxy (absolute-form): serve it only for 127.0.0.1.
+                    parts = urlsplit(target)
+                    host = parts.hostname or ""
+                    target = parts.path + (f"?{parts.query}" if parts.query else "")
+                seen = Seen(self.command, host, target, dict(self.headers.items()), body)
                 web.requests.append(seen)
-                path = self.path.split("?", 1)[0]
+                path = target.split("?", 1)[0]
                 page = web.routes.get((host, path)) or web.routes.get(("*", path))
                 if callable(page):
                     page = page(seen)
@@ -69,6 +76,12 @@ class FakeWeb:
                     self.send_header(key, value)
                 self.end_headers()
                 self.wfile.write(data)
+
+            def do_CONNECT(self):
+                # A tunnel would go wherever it names: refused, and recorded for the test to see.
+                web.requests.append(Seen("CONNECT", self.path.rsplit(":", 1)[0], self.path, {}, b""))
+                self.send_response(403)
+                self.end_headers()
 
             do_GET = _answer
             do_POST = _answer
