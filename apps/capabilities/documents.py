@@ -75,7 +75,11 @@ def sniff_document_type(data: bytes, declared: str) -> str | None:
         try:
             with zipfile.ZipFile(io.BytesIO(data)) as archive:
                 names = set(archive.namelist())
-                mimetype = archive.read("mimetype")[:100].decode("ascii", "replace") if "mimetype" in names else ""
+                mimetype = (
+                    archive.read("mimetype")[:100].decode("ascii", "replace")
+                    if "mimetype" in names
+                    else ""
+                )
         except (zipfile.BadZipFile, OSError, KeyError):
             return None
         if "word/document.xml" in names:
@@ -96,7 +100,9 @@ def extract_text(data: bytes, media_type: str, *, max_chars: int) -> ExtractedTe
         return _pdf_text(data, max_chars=max_chars)
     if media_type in (DOCX, PPTX, XLSX, ODT):
         return _office_text(data, media_type, max_chars=max_chars)
-    raise Unreadable(f"{media_type or 'an unnamed type'} is not a document type this deployment reads")
+    raise Unreadable(
+        f"{media_type or 'an unnamed type'} is not a document type this deployment reads"
+    )
 
 
 # --- PDF ---------------------------------------------------------------------------------------
@@ -164,7 +170,9 @@ def _read_member(archive: zipfile.ZipFile, name: str) -> bytes:
     with archive.open(info) as member:
         data = member.read(MEMBER_MAX_BYTES + 1)
     if len(data) > MEMBER_MAX_BYTES:
-        raise Unreadable(f"an office file whose part {name} unpacks past {MEMBER_MAX_BYTES:,} bytes")
+        raise Unreadable(
+            f"an office file whose part {name} unpacks past {MEMBER_MAX_BYTES:,} bytes"
+        )
     return data
 
 
@@ -172,7 +180,9 @@ def _xml(archive: zipfile.ZipFile, name: str) -> ElementTree.Element:
     try:
         return ElementTree.fromstring(_read_member(archive, name))
     except ElementTree.ParseError as exc:
-        raise Unreadable(f"an office file whose part {name} is not well-formed XML ({exc})") from exc
+        raise Unreadable(
+            f"an office file whose part {name} is not well-formed XML ({exc})"
+        ) from exc
 
 
 def _paragraphs(root: ElementTree.Element, paragraph_tag: str, text_tag: str) -> list[str]:
@@ -204,9 +214,13 @@ def _office_text(data: bytes, media_type: str, *, max_chars: int) -> ExtractedTe
                 sections = _paragraphs(_xml(archive, "word/document.xml"), f"{_W}p", f"{_W}t")
             elif media_type == ODT:
                 root = _xml(archive, "content.xml")
-                sections = [t for p in root.iter(f"{_TEXT_NS}p") if (t := "".join(p.itertext()).strip())]
+                sections = [
+                    t for p in root.iter(f"{_TEXT_NS}p") if (t := "".join(p.itertext()).strip())
+                ]
             elif media_type == PPTX:
-                for number, name in enumerate(_numbered(names, r"ppt/slides/slide(\d+)\.xml"), start=1):
+                for number, name in enumerate(
+                    _numbered(names, r"ppt/slides/slide(\d+)\.xml"), start=1
+                ):
                     lines = _paragraphs(_xml(archive, name), f"{_A}p", f"{_A}t")
                     if lines:
                         sections.append(f"## Slide {number}\n\n" + "\n".join(lines))

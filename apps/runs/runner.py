@@ -176,6 +176,9 @@ def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None) -> Pr
         raise RunNotRunnable(exc.sentence) from exc
 
     bindings = spec.enabled_bindings()
+    native_refusals = contributions.run_native_refusals(bindings, handle.model)
+    if native_refusals:
+        raise RunNotRunnable(" ".join(native_refusals)[:480])
     # What the capabilities' tools and contributions read, resolved here before the run (a tool
     # never reaches into the database itself); one dict shared by every builder and contribution.
     extras = _resolve_extras(run, spec, bindings, resume=resume)

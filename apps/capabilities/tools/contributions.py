@@ -21,8 +21,8 @@ from .clock import clock_instructions
 from .context import context_instructions
 from .planning import planning_capabilities, planning_instructions
 from .thinking import thinking_model_settings
-from .web_fetch import web_fetch_capabilities
-from .web_search import web_search_capabilities
+from .web_fetch import web_fetch_capabilities, web_fetch_native_refusal
+from .web_search import web_search_capabilities, web_search_native_refusal
 
 InstructionsFn = Callable[[Any, Mapping[str, Any]], "str | None"]
 
@@ -39,6 +39,13 @@ _CAPABILITIES: dict[str, Callable[[Any, dict[str, Any]], list[Any]]] = {
     # The provider-run methods: pydantic-ai's WebFetch / WebSearch capabilities.
     "web_fetch": web_fetch_capabilities,
     "web_research": web_search_capabilities,
+}
+
+# A provider-run method on a model that has no such tool: refused when the run assembles, with a
+# sentence, instead of pydantic-ai's error in the middle of the first request.
+_NATIVE_REFUSALS: dict[str, Callable[[Any, Any], str | None]] = {
+    "web_fetch": web_fetch_native_refusal,
+    "web_research": web_search_native_refusal,
 }
 
 
@@ -90,3 +97,13 @@ def run_model_settings(bindings: Iterable[Any], provider: str) -> dict[str, Any]
 
 def run_capabilities(bindings: Iterable[Any], extras: dict[str, Any]) -> list[Any]:
     return [cap for b in bindings if _enabled(b) for cap in capabilities_for(b, extras)]
+
+
+def run_native_refusals(bindings: Iterable[Any], model: Any) -> list[str]:
+    """Why the enabled bindings cannot run on ``model`` (a pydantic-ai model); empty when they can."""
+    refusals = []
+    for b in bindings:
+        check = _NATIVE_REFUSALS.get(_binding_id(b))
+        if _enabled(b) and check is not None and (sentence := check(b, model)):
+            refusals.append(sentence)
+    return refusals

@@ -35,7 +35,11 @@ def sources_of(metadata: Any) -> list[dict[str, str]]:
     if not isinstance(found, list):
         return []
     return [
-        {"url": str(s.get("url", "")), "title": str(s.get("title", "")), "host": str(s.get("host", ""))}
+        {
+            "url": str(s.get("url", "")),
+            "title": str(s.get("title", "")),
+            "host": str(s.get("host", "")),
+        }
         for s in found
         if isinstance(s, dict) and str(s.get("url", "")).startswith(("http://", "https://"))
     ]

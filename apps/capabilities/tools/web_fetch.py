@@ -44,6 +44,7 @@ from pydantic_ai.capabilities import WebFetch
 from pydantic_ai.common_tools.web_fetch import WebFetchLocalTool
 from pydantic_ai.exceptions import ModelRetry
 from pydantic_ai.messages import BinaryContent, ToolReturn
+from pydantic_ai.native_tools import SUPPORTED_NATIVE_TOOLS, WebFetchTool
 
 from .. import documents
 from ..domains import host_spellings
@@ -122,11 +123,15 @@ def failure_sentence(url: str, retry: ModelRetry, config) -> RetryRequest:
             f"Refused to read {url}: a host it leads to is on this agent's blocked list. Use another source."
         )
     if "DNS resolution failed" in text:
-        return FetchFailed(f"Could not read {url}: the host {host} does not resolve. Check the address.")
+        return FetchFailed(
+            f"Could not read {url}: the host {host} does not resolve. Check the address."
+        )
     if "protocol" in text and "not allowed" in text:
         return WrongArguments(f"Could not read {url}: only http:// and https:// URLs can be read.")
     if "Too many redirects" in text:
-        return FetchFailed(f"Could not read {url}: it redirects too many times. Use another source.")
+        return FetchFailed(
+            f"Could not read {url}: it redirects too many times. Use another source."
+        )
     if "Download exceeds the maximum size" in text:
         return FetchFailed(
             f"Could not read {url}: it is larger than {MAX_DOWNLOAD_BYTES // (1024 * 1024)} MB. Use a smaller source."
@@ -142,8 +147,13 @@ def failure_sentence(url: str, retry: ModelRetry, config) -> RetryRequest:
             f"Could not read {url}: the site answered HTTP {response.status_code} {reason}".rstrip()
             + ". Try another source."
         )
-    if type(cause).__name__.endswith(("Timeout", "TimeoutException")) or "timed out" in text.lower():
-        return FetchFailed(f"Could not read {url}: the site did not answer in time. Try again later or another source.")
+    if (
+        type(cause).__name__.endswith(("Timeout", "TimeoutException"))
+        or "timed out" in text.lower()
+    ):
+        return FetchFailed(
+            f"Could not read {url}: the site did not answer in time. Try again later or another source."
+        )
     return FetchFailed(f"Could not read {url}: {' '.join(text.split())}")
 
 
@@ -195,9 +205,13 @@ def local_web_fetch(config):
     async def web_fetch(ctx: RunContext[Any], url: str = "") -> Any:
         url = (url or "").strip()
         if not url:
-            raise WrongArguments("url is empty: pass an absolute http(s) URL, e.g. https://example.com/page.")
+            raise WrongArguments(
+                "url is empty: pass an absolute http(s) URL, e.g. https://example.com/page."
+            )
         if urlsplit(url).scheme.lower() not in ("http", "https") or not urlsplit(url).hostname:
-            raise WrongArguments(f"{url!r} is not an absolute http(s) URL: write it as https://host/path.")
+            raise WrongArguments(
+                f"{url!r} is not an absolute http(s) URL: write it as https://host/path."
+            )
         try:
             result = await fetcher(url)
         except ModelRetry as retry:
@@ -211,7 +225,9 @@ def local_web_fetch(config):
 
 def _local_toolset(binding):
     config = parsed_config(CAPABILITY_ID, binding)
-    return declared_toolset(CAPABILITY_ID, binding, {"web_fetch": local_web_fetch(config)}, toolset_id=TOOLSET_ID)
+    return declared_toolset(
+        CAPABILITY_ID, binding, {"web_fetch": local_web_fetch(config)}, toolset_id=TOOLSET_ID
+    )
 
 
 def build_web_fetch_toolset(binding, context):
@@ -233,3 +249,21 @@ def web_fetch_capabilities(binding, extras) -> list[Any]:
     }
     local = _local_toolset(binding) if config.method == "auto" else False
     return [WebFetch(native=True, local=local, **domains)]
+
+
+def model_runs_native(model, native_tool: type) -> bool:
+    """Whether ``model`` (a pydantic-ai model) can run ``native_tool`` on its provider's side."""
+    profile = getattr(model, "profile", None) or {}
+    supported = profile.get("supported_native_tools", SUPPORTED_NATIVE_TOOLS)
+    return issubclass(native_tool, tuple(supported)) if supported else False
+
+
+def web_fetch_native_refusal(binding, model) -> str | None:
+    """Why a run with ``method: native`` cannot assemble on ``model`` (None when it can)."""
+    config = parsed_config(CAPABILITY_ID, binding)
+    if config.method != "native" or model_runs_native(model, WebFetchTool):
+        return None
+    return (
+        "Read web pages is set to the model provider's own fetch (method native), which this "
+        "agent's model does not have: set method to local or auto, or pick a model that has it."
+    )

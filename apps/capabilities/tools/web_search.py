@@ -38,10 +38,12 @@ import httpx
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import WebSearch
 from pydantic_ai.messages import ToolReturn
+from pydantic_ai.native_tools import WebSearchTool
 
 from ._toolsets import declared_toolset, parsed_config
 from .failures import TransientFault, WrongArguments, budgeted
 from .sources import source, sources_metadata
+from .web_fetch import model_runs_native
 
 CAPABILITY_ID = "web_research"
 TOOLSET_ID = "web_research"
@@ -99,7 +101,9 @@ def _duckduckgo_client():
     return DuckDuckGoOnly(timeout=SEARCH_TIMEOUT_SECONDS)
 
 
-async def search_duckduckgo(query: str, max_results: int, api_key: str | None) -> list[dict[str, str]]:
+async def search_duckduckgo(
+    query: str, max_results: int, api_key: str | None
+) -> list[dict[str, str]]:
     from ddgs.exceptions import DDGSException
     from pydantic_ai.common_tools.duckduckgo import DuckDuckGoSearchTool
 
@@ -118,7 +122,12 @@ async def search_duckduckgo(query: str, max_results: int, api_key: str | None) -
 async def search_tavily(query: str, max_results: int, api_key: str | None) -> list[dict[str, str]]:
     from pydantic_ai.common_tools.tavily import TavilySearchTool
     from tavily import AsyncTavilyClient
-    from tavily.errors import ForbiddenError, InvalidAPIKeyError, MissingAPIKeyError, UsageLimitExceededError
+    from tavily.errors import (
+        ForbiddenError,
+        InvalidAPIKeyError,
+        MissingAPIKeyError,
+        UsageLimitExceededError,
+    )
 
     async with AsyncTavilyClient(api_key, api_base_url=ENDPOINTS["tavily"]) as client:
         tool = TavilySearchTool(client=client, max_results=max_results)
@@ -141,7 +150,9 @@ async def search_brave(query: str, max_results: int, api_key: str | None) -> lis
     if response.status_code in (401, 403):
         raise KeyRefused(f"Brave Search refused the agent's API key (HTTP {response.status_code})")
     if response.status_code == 429:
-        raise TransientFault("Brave Search says too many searches were made just now (HTTP 429). Try again.")
+        raise TransientFault(
+            "Brave Search says too many searches were made just now (HTTP 429). Try again."
+        )
     response.raise_for_status()
     payload = response.json()
     results = ((payload or {}).get("web") or {}).get("results") or []
@@ -166,7 +177,9 @@ async def search_exa(query: str, max_results: int, api_key: str | None) -> list[
             text = str(exc)
             if "status code 401" in text or "status code 403" in text:
                 raise KeyRefused(f"Exa refused the agent's API key ({_snippet(text)})") from exc
-            raise TransientFault(f"Exa did not answer ({_snippet(text)}). Try the search again.") from exc
+            raise TransientFault(
+                f"Exa did not answer ({_snippet(text)}). Try the search again."
+            ) from exc
     finally:
         await client.aclose()
     return [_hit(r["url"], r["title"], r["text"]) for r in results]
@@ -203,7 +216,9 @@ def web_search_function(method: str, max_results: int, api_key: str | None):
     async def web_search(ctx: RunContext[Any], query: str = "") -> Any:
         query = " ".join((query or "").split())
         if not query:
-            raise WrongArguments("query is empty: pass the words to search for, e.g. 'euro dollar exchange rate today'.")
+            raise WrongArguments(
+                "query is empty: pass the words to search for, e.g. 'euro dollar exchange rate today'."
+            )
         try:
             hits = await run_search(query)
         except KeyRefused as exc:
@@ -215,7 +230,9 @@ def web_search_function(method: str, max_results: int, api_key: str | None):
                 f"{provider} answered HTTP {exc.response.status_code}. Try the search again."
             ) from exc
         except (httpx.HTTPError, OSError, TimeoutError) as exc:
-            raise TransientFault(f"{provider} could not be reached ({type(exc).__name__}). Try the search again.") from exc
+            raise TransientFault(
+                f"{provider} could not be reached ({type(exc).__name__}). Try the search again."
+            ) from exc
         hits = hits[:max_results]
         return ToolReturn(
             return_value=results_text(query, provider, hits),
@@ -238,3 +255,14 @@ def web_search_capabilities(binding, extras) -> list[Any]:
     if config.method != "native":
         return []
     return [WebSearch(native=True, local=False)]
+
+
+def web_search_native_refusal(binding, model) -> str | None:
+    """Why a run with ``method: native`` cannot assemble on ``model`` (None when it can)."""
+    config = parsed_config(CAPABILITY_ID, binding)
+    if config.method != "native" or model_runs_native(model, WebSearchTool):
+        return None
+    return (
+        "Web search is set to the model provider's own search (method native), which this "
+        "agent's model does not have: choose DuckDuckGo or a paid method, or pick a model that has it."
+    )

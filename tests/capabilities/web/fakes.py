@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 
@@ -79,7 +80,9 @@ class FakeWeb:
 
             def do_CONNECT(self):
                 # A tunnel would go wherever it names: refused, and recorded for the test to see.
-                web.requests.append(Seen("CONNECT", self.path.rsplit(":", 1)[0], self.path, {}, b""))
+                web.requests.append(
+                    Seen("CONNECT", self.path.rsplit(":", 1)[0], self.path, {}, b"")
+                )
                 self.send_response(403)
                 self.end_headers()
 

@@ -82,19 +82,29 @@ class LoopbackOnlyNetwork:
                 return real_getaddrinfo(host, port, family, type, proto, flags)
             name = host.decode() if isinstance(host, bytes) else str(host)
             if _is_numeric(name):
-                return real_getaddrinfo(name, port, family, type, proto, flags | socket.AI_NUMERICHOST)
+                return real_getaddrinfo(
+                    name, port, family, type, proto, flags | socket.AI_NUMERICHOST
+                )
             if name == "localhost":
-                return real_getaddrinfo(LOOPBACK, port, family, type, proto, flags | socket.AI_NUMERICHOST)
+                return real_getaddrinfo(
+                    LOOPBACK, port, family, type, proto, flags | socket.AI_NUMERICHOST
+                )
             self.lookups.append(name)
             queue = self.answers.get(_name_key(name))
             if not queue:
                 raise socket.gaierror(socket.EAI_NONAME, f"test resolver: no answer for {name}")
             ips = queue.pop(0) if len(queue) > 1 else queue[0]
-            numeric_port = int(port) if isinstance(port, int) or (isinstance(port, str) and port.isdigit()) else 0
+            numeric_port = (
+                int(port)
+                if isinstance(port, int) or (isinstance(port, str) and port.isdigit())
+                else 0
+            )
             entries = []
             for ip in ips:
                 fam = socket.AF_INET6 if ":" in ip else socket.AF_INET
-                sockaddr = (ip, numeric_port, 0, 0) if fam == socket.AF_INET6 else (ip, numeric_port)
+                sockaddr = (
+                    (ip, numeric_port, 0, 0) if fam == socket.AF_INET6 else (ip, numeric_port)
+                )
                 entries.append((fam, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", sockaddr))
             return entries
 

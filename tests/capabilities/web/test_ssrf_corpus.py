@@ -107,7 +107,9 @@ def corpus_network(network):
     [PRIVATE, LOOPBACK, LINK_LOCAL, METADATA, IPV4_MAPPED, BARE_NUMBERS],
     ids=["private", "loopback", "link_local", "metadata", "ipv4_mapped", "bare_numbers"],
 )
-def test_every_address_of_the_corpus_is_refused_as_a_retry(corpus_network, site, org, member, group):
+def test_every_address_of_the_corpus_is_refused_as_a_retry(
+    corpus_network, site, org, member, group
+):
     run, returns = _fetch_all(member, org, group)
     _assert_all_refused_as_retries(returns, group)
     # Refused before any connection: nothing reached the fake, nothing tried to leave loopback.
@@ -120,7 +122,9 @@ def test_metadata_refusals_say_metadata(corpus_network, site, org, member):
         assert "cloud metadata address" in part.model_response_str()
 
 
-def test_a_public_page_that_redirects_into_the_corpus_is_refused_at_the_hop(corpus_network, site, org, member):
+def test_a_public_page_that_redirects_into_the_corpus_is_refused_at_the_hop(
+    corpus_network, site, org, member
+):
     targets = {f"/to/{n}": link for n, link in enumerate(CORPUS)}
     for path, link in targets.items():
         site.route("news.example", path, Page.redirect(link))
@@ -164,9 +168,17 @@ def test_a_name_answering_public_and_private_at_once_is_refused(corpus_network, 
 
 @pytest.mark.parametrize(
     "spelling",
-    ["DOCS.EXAMPLE", "docs.example.", "Docs.Example.", "docs\u3002example", "\uff44\uff4f\uff43\uff53.example"],
+    [
+        "DOCS.EXAMPLE",
+        "docs.example.",
+        "Docs.Example.",
+        "docs\u3002example",
+        "\uff44\uff4f\uff43\uff53.example",
+    ],
 )
-def test_a_blocked_host_is_refused_in_every_spelling_dns_would_accept(corpus_network, site, org, member, spelling):
+def test_a_blocked_host_is_refused_in_every_spelling_dns_would_accept(
+    corpus_network, site, org, member, spelling
+):
     site.route("*", "/", Page("<p>docs</p>"))
     link = f"http://{spelling}:{site.port}/"
     _, (part,) = _fetch_all(member, org, [link], blocked_domains=["docs.example"])

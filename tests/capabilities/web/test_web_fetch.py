@@ -33,7 +33,11 @@ def test_a_page_comes_back_as_markdown_with_its_source(network, site, org, membe
     assert "raised rates by **0.25** points" in text
     assert "* first\n* second" in text
     assert sources_of(part.metadata) == [
-        {"url": url(site, "news.example", "/rates"), "title": "Rates rise again", "host": "news.example"}
+        {
+            "url": url(site, "news.example", "/rates"),
+            "title": "Rates rise again",
+            "host": "news.example",
+        }
     ]
     # The request went to the address the name resolved to, pinned; the Host header kept the name.
     assert network.connected == [("93.184.215.14", site.port)]
@@ -53,9 +57,13 @@ def test_text_is_cut_at_max_content_chars_with_a_note(network, site, org, member
 def test_json_and_markdown_come_back_as_markdown(network, site, org, member):
     site.route("news.example", "/data.json", Page('{"rate": 4.5}', content_type="application/json"))
     site.route("news.example", "/notes.md", Page("# Notes\n\n- one", content_type="text/markdown"))
-    data = only_return(fetch(member, org, url(site, "news.example", "/data.json"))).model_response_str()
+    data = only_return(
+        fetch(member, org, url(site, "news.example", "/data.json"))
+    ).model_response_str()
     assert '```json\n{\n  "rate": 4.5\n}\n```' in data
-    notes = only_return(fetch(member, org, url(site, "news.example", "/notes.md"))).model_response_str()
+    notes = only_return(
+        fetch(member, org, url(site, "news.example", "/notes.md"))
+    ).model_response_str()
     assert "# Notes\n\n- one" in notes
 
 
@@ -77,10 +85,15 @@ def test_a_403_is_a_retry_saying_so(network, site, org, member):
 
 
 def test_a_binary_without_text_is_a_retry_naming_what_arrived(network, site, org, member):
-    site.route("news.example", "/a.zip", Page(b"\x00\x01binary" * 10, content_type="application/zip"))
+    site.route(
+        "news.example", "/a.zip", Page(b"\x00\x01binary" * 10, content_type="application/zip")
+    )
     part = only_return(fetch(member, org, url(site, "news.example", "/a.zip")))
     assert part.outcome == "retried"
-    assert "it is application/zip, 80 bytes of binary data with no readable text" in part.model_response_str()
+    assert (
+        "it is application/zip, 80 bytes of binary data with no readable text"
+        in part.model_response_str()
+    )
 
 
 def test_a_host_outside_the_allow_list_is_refused_in_any_spelling(network, site, org, member):
@@ -90,7 +103,9 @@ def test_a_host_outside_the_allow_list_is_refused_in_any_spelling(network, site,
     assert part.outcome == "retried"
     assert "this agent may only read pages on docs.example" in part.model_response_str()
     assert site.requests == []
-    ok = only_return(fetch(member, org, url(site, "Docs.Example.", "/"), allowed_domains=["docs.example"]))
+    ok = only_return(
+        fetch(member, org, url(site, "Docs.Example.", "/"), allowed_domains=["docs.example"])
+    )
     assert ok.outcome == "success"
     assert [r.host for r in site.requests] == ["docs.example"]
 
@@ -99,7 +114,9 @@ def test_a_blocked_host_is_refused_in_every_spelling(network, site, org, member)
     network.answer("xn--exmple-cua.example", "93.184.215.14")
     site.route("*", "/", Page("<p>hi</p>"))
     for spelling in ("exämple.example", "EXÄMPLE.example.", "xn--exmple-cua.example"):
-        part = only_return(fetch(member, org, url(site, spelling, "/"), blocked_domains=["exämple.example"]))
+        part = only_return(
+            fetch(member, org, url(site, spelling, "/"), blocked_domains=["exämple.example"])
+        )
         assert part.outcome == "retried", spelling
         assert "blocked list" in part.model_response_str()
     assert site.requests == []
@@ -108,7 +125,9 @@ def test_a_blocked_host_is_refused_in_every_spelling(network, site, org, member)
 def test_a_redirect_to_a_blocked_host_is_refused_at_the_hop(network, site, org, member):
     site.route("news.example", "/go", Page.redirect(url(site, "docs.example", "/there")))
     site.route("docs.example", "/there", Page("<p>there</p>"))
-    part = only_return(fetch(member, org, url(site, "news.example", "/go"), blocked_domains=["docs.example"]))
+    part = only_return(
+        fetch(member, org, url(site, "news.example", "/go"), blocked_domains=["docs.example"])
+    )
     assert part.outcome == "retried"
     assert "blocked list" in part.model_response_str()
     assert [r.host for r in site.requests] == ["news.example"]

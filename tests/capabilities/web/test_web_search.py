@@ -43,11 +43,18 @@ def api(network, site, monkeypatch):
     ddgs talks through a Rust HTTP client whose sockets the network guard cannot see, so it is also
     sent through the fake as its proxy (``DDGS_PROXY``): had the endpoint not been replaced, the
     request would reach the fake as a tunnel to the real host, refused and recorded."""
-    for method, path in (("duckduckgo", "/html/"), ("tavily", ""), ("brave", "/res/v1/web/search"), ("exa", "")):
+    for method, path in (
+        ("duckduckgo", "/html/"),
+        ("tavily", ""),
+        ("brave", "/res/v1/web/search"),
+        ("exa", ""),
+    ):
         monkeypatch.setitem(web_search.ENDPOINTS, method, f"{site.base}{path}")
     monkeypatch.setenv("DDGS_PROXY", site.base)
     yield site
-    assert {r.host for r in site.requests} <= {"127.0.0.1"}, [(r.method, r.host) for r in site.requests]
+    assert {r.host for r in site.requests} <= {"127.0.0.1"}, [
+        (r.method, r.host) for r in site.requests
+    ]
 
 
 def search(member, org, query, **binding):
@@ -57,7 +64,9 @@ def search(member, org, query, **binding):
 
 @pytest.fixture
 def key(org):
-    return secret_create(actor=None, organization=org, name="search key", purpose="capability", value=KEY)
+    return secret_create(
+        actor=None, organization=org, name="search key", purpose="capability", value=KEY
+    )
 
 
 def test_duckduckgo_is_the_default_and_answers_with_clickable_sources(api, org, member):
@@ -92,15 +101,31 @@ def test_tavily_takes_the_vault_key_and_max_results(api, org, member, key):
             {
                 "query": body["query"],
                 "results": [
-                    {"title": "ECB decision", "url": "https://news.example/ecb", "content": "Rates held.", "score": 0.9},
-                    {"title": "Analysis", "url": "https://docs.example/a", "content": "Why.", "score": 0.5},
+                    {
+                        "title": "ECB decision",
+                        "url": "https://news.example/ecb",
+                        "content": "Rates held.",
+                        "score": 0.9,
+                    },
+                    {
+                        "title": "Analysis",
+                        "url": "https://docs.example/a",
+                        "content": "Why.",
+                        "score": 0.5,
+                    },
                 ],
                 "response_time": 0.1,
             }
         )
 
     api.route("127.0.0.1", "/search", answer)
-    run = search(member, org, "ecb rate decision", config={"method": "tavily", "max_results": 2}, secret_id=key.pk)
+    run = search(
+        member,
+        org,
+        "ecb rate decision",
+        config={"method": "tavily", "max_results": 2},
+        secret_id=key.pk,
+    )
     part = only_return(run)
     assert part.outcome == "success", part.content
     text = part.model_response_str()
@@ -117,7 +142,11 @@ def test_brave_takes_the_vault_key(api, org, member, key):
             {
                 "web": {
                     "results": [
-                        {"title": "One", "url": "https://news.example/1", "description": "First <strong>hit</strong>."},
+                        {
+                            "title": "One",
+                            "url": "https://news.example/1",
+                            "description": "First <strong>hit</strong>.",
+                        },
                         {"title": "Two", "url": "https://news.example/2", "description": "Second."},
                     ]
                 }
@@ -125,7 +154,9 @@ def test_brave_takes_the_vault_key(api, org, member, key):
         )
 
     api.route("127.0.0.1", "/res/v1/web/search", answer)
-    run = search(member, org, "brave query", config={"method": "brave", "max_results": 3}, secret_id=key.pk)
+    run = search(
+        member, org, "brave query", config={"method": "brave", "max_results": 3}, secret_id=key.pk
+    )
     text = only_return(run).model_response_str()
     assert "2 results for 'brave query' from Brave Search" in text
     assert "[One](https://news.example/1)" in text
@@ -153,7 +184,9 @@ def test_exa_takes_the_vault_key(api, org, member, key):
         )
 
     api.route("127.0.0.1", "/search", answer)
-    run = search(member, org, "meaning search", config={"method": "exa", "max_results": 4}, secret_id=key.pk)
+    run = search(
+        member, org, "meaning search", config={"method": "exa", "max_results": 4}, secret_id=key.pk
+    )
     part = only_return(run)
     assert part.outcome == "success", part.content
     assert "[A paper](https://docs.example/paper)" in part.model_response_str()
@@ -184,6 +217,8 @@ def test_a_service_that_is_down_is_a_retry(api, org, member, key, method, path):
 def test_an_unreachable_service_is_a_retry(network, org, member, key, monkeypatch):
     # Nothing listens there: the connection is refused on loopback.
     monkeypatch.setitem(web_search.ENDPOINTS, "brave", "http://127.0.0.1:9/res/v1/web/search")
-    part = only_return(search(member, org, "anything", config={"method": "brave"}, secret_id=key.pk))
+    part = only_return(
+        search(member, org, "anything", config={"method": "brave"}, secret_id=key.pk)
+    )
     assert part.outcome == "retried"
     assert "Brave Search could not be reached" in part.content
