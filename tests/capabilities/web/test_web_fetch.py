@@ -133,7 +133,9 @@ def test_a_redirect_to_a_blocked_host_is_refused_at_the_hop(network, site, org, 
     assert [r.host for r in site.requests] == ["news.example"]
 
 
-def test_the_source_card_data_is_in_the_live_frame_and_in_the_stored_transcript(network, site, org, member):
+def test_the_source_card_data_is_in_the_live_frame_and_in_the_stored_transcript(
+    network, site, org, member
+):
     from apps.capabilities.tools.sources import transcript_sources
     from apps.runs.events import frames_after
 
@@ -144,7 +146,9 @@ def test_the_source_card_data_is_in_the_live_frame_and_in_the_stored_transcript(
     (frame,) = [f for f in frames_after(run.pk) if f["type"] == "tool_result"]
     assert frame["sources"] == [card]
     # After a reload the console reads the same card from the stored transcript.
-    assert transcript_sources(run.transcript) == [{"tool_call_id": frame["tool_call_id"], "sources": [card]}]
+    assert transcript_sources(run.transcript) == [
+        {"tool_call_id": frame["tool_call_id"], "sources": [card]}
+    ]
 
 
 def test_each_web_call_of_a_run_is_listed_with_its_url_and_outcome(network, site, org, member):
@@ -153,7 +157,12 @@ def test_each_web_call_of_a_run_is_listed_with_its_url_and_outcome(network, site
     site.route("news.example", "/ok", Page("<title>Ok</title><p>ok</p>"))
     agent = agent_with(org, {"id": "web_fetch"})
     ok, refused = url(site, "news.example", "/ok"), "http://10.0.0.1/"
-    run = run_now(member, org, agent, slash_call("web_fetch", url=ok) + "\n" + slash_call("web_fetch", url=refused))
+    run = run_now(
+        member,
+        org,
+        agent,
+        slash_call("web_fetch", url=ok) + "\n" + slash_call("web_fetch", url=refused),
+    )
     rows = web_activity(run.transcript)
     assert [(r["tool"], r["target"], r["outcome"]) for r in rows] == [
         ("web_fetch", ok, "read"),
