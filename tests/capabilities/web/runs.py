@@ -16,8 +16,8 @@ def slash_call(tool: str, **args) -> str:
     return f"/call {tool} {json.dumps(args)}"
 
 
-def run_now(actor, org, agent, text) -> Run:
-    run = queued_run(actor, org, agent, text)
+def run_now(actor, org, agent, text, conversation=None) -> Run:
+    run = queued_run(actor, org, agent, text, conversation=conversation)
     execute_run(run.pk)
     return Run.objects.get(pk=run.pk)
 

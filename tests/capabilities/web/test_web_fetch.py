@@ -169,3 +169,24 @@ def test_each_web_call_of_a_run_is_listed_with_its_url_and_outcome(network, site
         ("web_fetch", refused, "retried"),
     ]
     assert rows[1]["detail"].startswith("Refused to read http://10.0.0.1/")
+
+
+def test_activity_run_detail_shows_each_fetch_with_its_url_and_outcome(network, site, org, owner):
+    from django.test import Client
+
+    site.route("news.example", "/ok", Page("<title>Ok</title><p>ok</p>"))
+    agent = agent_with(org, {"id": "web_fetch"})
+    first = run_now(owner, org, agent, slash_call("web_fetch", url="http://192.168.0.1/"))
+    ok = url(site, "news.example", "/ok")
+    second = run_now(
+        owner, org, agent, slash_call("web_fetch", url=ok), conversation=first.conversation
+    )
+    client = Client()
+    client.force_login(owner)
+    page = client.get(f"/activity/?run={second.pk}").content.decode()
+    web = page.split('<ul class="web-calls">', 1)[1].split("</ul>", 1)[0]
+    assert f"web_fetch <code>{ok}</code> · read" in web
+    # The earlier turn's refused fetch belongs to the first run's detail, not this one.
+    assert "192.168.0.1" not in web
+    first_page = client.get(f"/activity/?run={first.pk}").content.decode()
+    assert "web_fetch <code>http://192.168.0.1/</code> · retried — Refused to read" in first_page
