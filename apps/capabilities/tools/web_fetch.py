@@ -132,9 +132,10 @@ def failure_sentence(url: str, retry: ModelRetry, config) -> RetryRequest:
         return FetchFailed(
             f"Could not read {url}: it redirects too many times. Use another source."
         )
-    if "Download exceeds the maximum size" in text:
+    if "exceeds the maximum size" in text:
         return FetchFailed(
-            f"Could not read {url}: it is larger than {MAX_DOWNLOAD_BYTES // (1024 * 1024)} MB. Use a smaller source."
+            f"Could not read {url}: it is larger than the {MAX_DOWNLOAD_BYTES:,} bytes this deployment "
+            "downloads. Use a smaller source."
         )
     if "content-encoding" in text:
         return FetchFailed(
@@ -147,14 +148,22 @@ def failure_sentence(url: str, retry: ModelRetry, config) -> RetryRequest:
             f"Could not read {url}: the site answered HTTP {response.status_code} {reason}".rstrip()
             + ". Try another source."
         )
-    if (
-        type(cause).__name__.endswith(("Timeout", "TimeoutException"))
-        or "timed out" in text.lower()
-    ):
+    # The library re-raises transport errors at family level; the specific one is further down.
+    chain = []
+    link = cause
+    while link is not None and len(chain) < 5:
+        chain.append(link)
+        link = link.__cause__
+    if any("Timeout" in type(e).__name__ for e in chain) or "timed out" in text.lower():
         return FetchFailed(
             f"Could not read {url}: the site did not answer in time. Try again later or another source."
         )
-    return FetchFailed(f"Could not read {url}: {' '.join(text.split())}")
+    if any("Connect" in type(e).__name__ for e in chain):
+        return FetchFailed(
+            f"Could not read {url}: the site could not be reached. Try again later or another source."
+        )
+    detail = " ".join(text.split()) or "the request failed"
+    return FetchFailed(f"Could not read {url}: {detail}.")
 
 
 def page_return(url: str, title: str, content: str, max_chars: int) -> ToolReturn:

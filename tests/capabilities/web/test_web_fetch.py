@@ -190,3 +190,45 @@ def test_activity_run_detail_shows_each_fetch_with_its_url_and_outcome(network, 
     assert "192.168.0.1" not in web
     first_page = client.get(f"/activity/?run={first.pk}").content.decode()
     assert "web_fetch <code>http://192.168.0.1/</code> · retried — Refused to read" in first_page
+
+
+def test_a_body_past_the_download_limit_is_refused_while_it_streams(
+    network, site, org, member, monkeypatch
+):
+    from apps.capabilities.tools import web_fetch
+
+    monkeypatch.setattr(web_fetch, "MAX_DOWNLOAD_BYTES", 10_000)
+    site.route("news.example", "/big", Page("x" * 50_000, content_type="text/plain"))
+    part = only_return(fetch(member, org, url(site, "news.example", "/big")))
+    assert part.outcome == "retried"
+    assert "larger than the 10,000 bytes this deployment downloads" in part.content
+
+
+def test_a_compression_that_cannot_be_bounded_is_refused(network, site, org, member):
+    site.route(
+        "news.example",
+        "/br",
+        Page(b"\x1b\x00\x00", content_type="text/html", headers={"Content-Encoding": "br"}),
+    )
+    part = only_return(fetch(member, org, url(site, "news.example", "/br")))
+    assert part.outcome == "retried"
+    assert "compresses it in a way that cannot be read safely" in part.content
+    # It was never invited: the request only accepted what can be bounded.
+    assert site.requests[0].headers["Accept-Encoding"] == "identity, gzip"
+
+
+def test_a_site_that_does_not_answer_in_time_is_a_retry(network, site, org, member, monkeypatch):
+    import time
+
+    from apps.capabilities.tools import web_fetch
+
+    monkeypatch.setattr(web_fetch, "FETCH_TIMEOUT_SECONDS", 1)
+
+    def slow(seen):
+        time.sleep(1.6)
+        return Page("<p>late</p>")
+
+    site.route("news.example", "/slow", slow)
+    part = only_return(fetch(member, org, url(site, "news.example", "/slow")))
+    assert part.outcome == "retried"
+    assert "did not answer in time" in part.content, part.content
