@@ -57,6 +57,9 @@ TOOLSET_ID = "web_fetch"
 FETCH_TIMEOUT_SECONDS = 30
 # The body is refused past this size while it streams (the library's own default).
 MAX_DOWNLOAD_BYTES = 50 * 1024 * 1024
+# An image is sent to the model as is, and kept in the run's transcript: past this size (the
+# smallest per-image limit among the providers) it is a retry, not a request the provider refuses.
+IMAGE_MAX_BYTES = 5 * 1024 * 1024
 
 _ADDRESS_IN_PARENS = re.compile(r"\(([^()]*)\)")
 
@@ -179,6 +182,11 @@ def binary_return(url: str, content: BinaryContent, max_chars: int) -> ToolRetur
     media_type = (content.media_type or "application/octet-stream").lower()
     data = content.data
     if media_type.startswith("image/"):
+        if len(data) > IMAGE_MAX_BYTES:
+            raise FetchFailed(
+                f"Could not read {url}: it is an image of {len(data):,} bytes, larger than the "
+                f"{IMAGE_MAX_BYTES:,} a model is sent. Use a smaller image or a page about it."
+            )
         return ToolReturn(
             return_value=[f"The image at {url} ({media_type}, {len(data):,} bytes):", content],
             metadata=sources_metadata([source(url)]),

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 from pydantic_ai import RunContext
@@ -116,7 +117,18 @@ async def search_duckduckgo(
         if "No results found" in str(exc):
             return []
         raise TransientFault(f"DuckDuckGo did not answer ({exc}). Try the search again.") from exc
-    return [_hit(r["href"], r["title"], r["body"]) for r in results]
+    return [_hit(_unwrap_duckduckgo(r["href"]), r["title"], r["body"]) for r in results]
+
+
+def _unwrap_duckduckgo(href: str) -> str:
+    """DuckDuckGo's HTML page may link a result through its redirector
+    (``//duckduckgo.com/l/?uddg=<target>&rut=…``): the source is the target."""
+    parts = urlsplit(href if "://" in href else f"https:{href}" if href.startswith("//") else href)
+    if (parts.hostname or "").endswith("duckduckgo.com") and parts.path == "/l/":
+        target = parse_qs(parts.query).get("uddg", [""])[0]
+        if target.startswith(("http://", "https://")):
+            return target
+    return href
 
 
 async def search_tavily(query: str, max_results: int, api_key: str | None) -> list[dict[str, str]]:

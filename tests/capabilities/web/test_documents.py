@@ -142,3 +142,12 @@ def test_an_image_comes_back_as_an_image(network, site, org, member):
     assert part.outcome == "success"
     images = [item for item in part.content if isinstance(item, BinaryContent)]
     assert [image.media_type for image in images] == ["image/png"] and images[0].data == PNG
+
+
+def test_an_image_too_large_to_send_is_a_retry(network, site, org, member, monkeypatch):
+    from apps.capabilities.tools import web_fetch
+
+    monkeypatch.setattr(web_fetch, "IMAGE_MAX_BYTES", 40)
+    part = fetch(member, org, site, "/big.png", Page(PNG, content_type="image/png"))
+    assert part.outcome == "retried"
+    assert f"it is an image of {len(PNG)} bytes, larger than the 40 a model is sent" in part.content

@@ -29,8 +29,8 @@ DUCKDUCKGO_HTML = """<html><body>
 </div>
 <div class="result results_links results_links_deep web-result">
   <div class="links_main links_deep result__body">
-    <h2 class="result__title"><a class="result__a" href="https://example.org/euro-dollar">Euro dollar rate today</a></h2>
-    <a class="result__snippet" href="https://example.org/euro-dollar">The euro against the dollar, live.</a>
+    <h2 class="result__title"><a class="result__a" href="//duckduckgo.com/l/?uddg=https%3A%2F%2Fexample.org%2Feuro-dollar&amp;rut=abc">Euro dollar rate today</a></h2>
+    <a class="result__snippet" href="//duckduckgo.com/l/?uddg=https%3A%2F%2Fexample.org%2Feuro-dollar&amp;rut=abc">The euro against the dollar, live.</a>
   </div>
 </div>
 </body></html>"""
@@ -79,6 +79,8 @@ def test_duckduckgo_is_the_default_and_answers_with_clickable_sources(api, org, 
     assert "2 results for 'euro dollar rate' from DuckDuckGo" in text
     assert "[Euro exchange rates - ECB](https://www.ecb.europa.eu/rates)" in text
     assert "Reference rates of the euro, published daily." in text
+    # A result linked through DuckDuckGo's redirector is the page it points to.
+    assert "[Euro dollar rate today](https://example.org/euro-dollar)" in text
     assert "call web_fetch on a URL to read it" in text
     assert {s["host"] for s in sources_of(part.metadata)} == {"ecb.europa.eu", "example.org"}
     (request,) = api.requests
