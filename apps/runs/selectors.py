@@ -19,7 +19,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 
 from apps.agents.selectors import agents_runnable_by
-from apps.capabilities.tools.sources import web_activity
+from apps.capabilities.tools.sources import WEB_TOOL_IDS, web_activity
 from apps.orgs.permissions import RUNS_VIEW, has_org_permission
 
 from .choices import TERMINAL_STATUSES
@@ -171,7 +171,7 @@ def run_transcript(run: Run) -> dict:
     conversation says so with ``conversation_id: None`` and no turns, never an empty list that
     would read as "it did nothing"."""
     steps = list(run.steps.order_by("number"))
-    web = web_activity(_own_transcript(run))
+    web = web_activity(_own_transcript(run), _renamed_web_tools(run))
     if run.conversation_id is None:
         return {"run_id": run.pk, "conversation_id": None, "turns": None, "steps": steps, "web": web}
     return {
@@ -181,6 +181,17 @@ def run_transcript(run: Run) -> dict:
         "steps": steps,
         "web": web,
     }
+
+
+def _renamed_web_tools(run: Run) -> dict[str, str]:
+    """The names the run's model saw for the web tools a binding renamed: name -> tool id."""
+    spec = run.agent_version.spec if run.agent_version_id else {}
+    names = {}
+    for binding in (spec or {}).get("capabilities") or []:
+        for tool_id, override in (binding.get("tool_overrides") or {}).items():
+            if tool_id in WEB_TOOL_IDS and isinstance(override, dict) and override.get("name"):
+                names[override["name"]] = tool_id
+    return names
 
 
 def _own_transcript(run: Run) -> list:

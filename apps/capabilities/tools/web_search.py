@@ -135,11 +135,13 @@ async def search_tavily(query: str, max_results: int, api_key: str | None) -> li
     from pydantic_ai.common_tools.tavily import TavilySearchTool
     from tavily import AsyncTavilyClient
     from tavily.errors import (
+        BadRequestError,
         ForbiddenError,
         InvalidAPIKeyError,
         MissingAPIKeyError,
         UsageLimitExceededError,
     )
+    from tavily.errors import TimeoutError as TavilyTimeout
 
     async with AsyncTavilyClient(api_key, api_base_url=ENDPOINTS["tavily"]) as client:
         tool = TavilySearchTool(client=client, max_results=max_results)
@@ -149,6 +151,12 @@ async def search_tavily(query: str, max_results: int, api_key: str | None) -> li
             raise KeyRefused(f"Tavily refused the agent's API key ({exc})") from exc
         except UsageLimitExceededError as exc:
             raise KeyRefused(f"Tavily says the key's usage limit is reached ({exc})") from exc
+        except BadRequestError as exc:
+            raise WrongArguments(
+                f"Tavily did not accept the query ({exc}). Write a shorter, plainer query."
+            ) from exc
+        except TavilyTimeout as exc:
+            raise TransientFault("Tavily did not answer in time. Try the search again.") from exc
     return [_hit(r["url"], r["title"], r["content"]) for r in results]
 
 

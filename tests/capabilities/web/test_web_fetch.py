@@ -232,3 +232,20 @@ def test_a_site_that_does_not_answer_in_time_is_a_retry(network, site, org, memb
     part = only_return(fetch(member, org, url(site, "news.example", "/slow")))
     assert part.outcome == "retried"
     assert "did not answer in time" in part.content, part.content
+
+
+def test_a_renamed_fetch_keeps_its_id_and_is_listed_under_it(network, site, org, owner):
+    from django.test import Client
+
+    site.route("news.example", "/ok", Page("<title>Ok</title><p>ok</p>"))
+    agent = agent_with(
+        org, {"id": "web_fetch", "tool_overrides": {"web_fetch": {"name": "read_page"}}}
+    )
+    link = url(site, "news.example", "/ok")
+    run = run_now(owner, org, agent, slash_call("read_page", url=link))
+    part = only_return(run)
+    assert part.tool_name == "read_page" and part.outcome == "success"
+    client = Client()
+    client.force_login(owner)
+    page = client.get(f"/activity/?run={run.pk}").content.decode()
+    assert f"web_fetch <code>{link}</code> · read" in page
