@@ -39,6 +39,7 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio.to_thread
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import WebFetch
 from pydantic_ai.common_tools.web_fetch import WebFetchLocalTool
@@ -234,7 +235,8 @@ def local_web_fetch(config):
         except ModelRetry as retry:
             raise failure_sentence(url, retry, config) from retry
         if isinstance(result, BinaryContent):
-            return binary_return(url, result, max_chars)
+            # Parsing a long PDF is CPU-bound: off the event loop, which other runs share.
+            return await anyio.to_thread.run_sync(binary_return, url, result, max_chars)
         return page_return(result["url"], result["title"], result["content"], max_chars)
 
     return web_fetch
