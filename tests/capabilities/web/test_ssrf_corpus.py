@@ -36,6 +36,9 @@ LOOPBACK = [
     "http://0.0.0.0/",
     "http://localhost/",
     "http://LOCALHOST./",
+    "http://[::]/",
+    "http://[0:0:0:0:0:0:0:1]/",
+    "http://loopback-alias.example/",  # a public-looking name that answers 127.0.0.1
 ]
 LINK_LOCAL = [
     "http://169.254.1.1/",
@@ -50,6 +53,7 @@ METADATA = [
     "http://metadata.google.internal./computeMetadata/v1/",
     "http://169.254.170.2/v2/credentials",
     "http://100.100.100.200/latest/meta-data/",
+    "http://metadata-alias.example/latest/",  # a name that answers AWS's IPv6 metadata address
 ]
 IPV4_MAPPED = [
     "http://[::ffff:127.0.0.1]/",
@@ -74,7 +78,15 @@ BARE_NUMBERS = [
     "http://167772161/",  # 10.0.0.1 in decimal
     "http://0300.0250.0.1/",  # 192.168.0.1 in octal
 ]
-CORPUS = PRIVATE + LOOPBACK + LINK_LOCAL + METADATA + IPV4_MAPPED + BARE_NUMBERS
+# URLs that dress a private host as something else: user info, a fragment, an explicit port.
+DISGUISED = [
+    "http://news.example@10.0.0.1/",
+    "http://10.0.0.1#@news.example/",
+    "http://user:pass@169.254.169.254/",
+    "http://192.168.0.1:443/",
+    "https://10.0.0.1/",
+]
+CORPUS = PRIVATE + LOOPBACK + LINK_LOCAL + METADATA + IPV4_MAPPED + BARE_NUMBERS + DISGUISED
 
 
 def _fetch_all(member, org, urls, **config):
@@ -101,13 +113,23 @@ def _assert_all_refused_as_retries(returns, urls):
 @pytest.fixture
 def corpus_network(network):
     network.answer("metadata.google.internal", "169.254.169.254")
+    network.answer("loopback-alias.example", "127.0.0.1")
+    network.answer("metadata-alias.example", "fd00:ec2::254")
     return network
 
 
 @pytest.mark.parametrize(
     "group",
-    [PRIVATE, LOOPBACK, LINK_LOCAL, METADATA, IPV4_MAPPED, BARE_NUMBERS],
-    ids=["private", "loopback", "link_local", "metadata", "ipv4_mapped", "bare_numbers"],
+    [PRIVATE, LOOPBACK, LINK_LOCAL, METADATA, IPV4_MAPPED, BARE_NUMBERS, DISGUISED],
+    ids=[
+        "private",
+        "loopback",
+        "link_local",
+        "metadata",
+        "ipv4_mapped",
+        "bare_numbers",
+        "disguised",
+    ],
 )
 def test_every_address_of_the_corpus_is_refused_as_a_retry(
     corpus_network, site, org, member, group
@@ -187,6 +209,25 @@ def test_a_blocked_host_is_refused_in_every_spelling_dns_would_accept(
     assert part.outcome == "retried"
     assert "blocked list" in part.model_response_str(), part.model_response_str()
     assert site.requests == []
+
+
+@pytest.mark.parametrize(
+    "link",
+    [
+        "file:///etc/passwd",
+        "gopher://10.0.0.1:70/",
+        "ftp://news.example/",
+        "//10.0.0.1/",
+        "10.0.0.1",
+    ],
+)
+def test_a_url_that_is_not_http_is_a_retry_saying_what_to_pass(
+    corpus_network, site, org, member, link
+):
+    _, (part,) = _fetch_all(member, org, [link])
+    assert part.outcome == "retried"
+    assert "is not an absolute http(s) URL" in part.content
+    assert site.requests == [] and corpus_network.lookups == []
 
 
 def test_the_guard_itself_refuses_what_the_tool_would_not(corpus_network):
