@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import weakref
 from collections import deque
-from typing import Literal, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 import redis
 from django.conf import settings
@@ -46,11 +46,19 @@ class ToolCallFrame(TypedDict):
     args: str
 
 
+class SourceCard(TypedDict):
+    url: str
+    title: str
+    host: str
+
+
 class ToolResultFrame(TypedDict):
     type: Literal["tool_result"]
     tool_name: str
     tool_call_id: str
     content: str
+    # A page web_fetch read, or the results web_search found (apps.capabilities.tools.sources).
+    sources: NotRequired[list[SourceCard]]
 
 
 class CostFrame(TypedDict):

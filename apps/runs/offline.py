@@ -267,6 +267,12 @@ class OfflineModel(FunctionModel):
         super().__init__(_respond, stream_function=_stream, model_name=OFFLINE_MODEL_NAME)
         self._system = "offline"
 
+    @classmethod
+    def supported_native_tools(cls):
+        # No provider stands behind it to run a native search or fetch (FunctionModel claims them
+        # all, for tests): a web method set to ``auto`` gets this deployment's own tool here.
+        return frozenset()
+
     @asynccontextmanager
     async def request_stream(
         self,

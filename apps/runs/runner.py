@@ -55,6 +55,7 @@ from apps.capabilities.tools import contributions, planning
 from apps.capabilities.tools.chart_svg import render_chart_svg
 from apps.capabilities.tools.charts import chart_artifact
 from apps.capabilities.tools.failures import LastAttemptArguments
+from apps.capabilities.tools.sources import sources_of
 from apps.memory.selectors import context_files_for_run
 from apps.spend.guard import BudgetGuard, RequestRecord, RunMeter
 from apps.spend.services import BudgetExceeded
@@ -176,6 +177,9 @@ def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None) -> Pr
         raise RunNotRunnable(exc.sentence) from exc
 
     bindings = spec.enabled_bindings()
+    native_refusals = contributions.run_native_refusals(bindings, handle.model)
+    if native_refusals:
+        raise RunNotRunnable(" ".join(native_refusals)[:480])
     # What the capabilities' tools and contributions read, resolved here before the run (a tool
     # never reaches into the database itself); one dict shared by every builder and contribution.
     extras = _resolve_extras(run, spec, bindings, resume=resume)
@@ -382,6 +386,10 @@ def _tool_event_frame(event, send, hold) -> None:
         if chart is not None:
             # Drawn here, escaped, so a browser inserts it as is (the same drawing as on reload).
             frame["chart_svg"] = render_chart_svg(chart)
+        sources = sources_of(getattr(part, "metadata", None))
+        if sources:
+            # A fetched page or search results: the console draws a source card from these.
+            frame["sources"] = sources
         send(frame)
 
 

@@ -19,6 +19,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce, Now
 
 from apps.agents.selectors import agents_runnable_by
+from apps.capabilities.tools.sources import WEB_TOOL_IDS, web_activity
 from apps.orgs.permissions import RUNS_VIEW, has_org_permission
 
 from .choices import TERMINAL_STATUSES
@@ -170,14 +171,44 @@ def run_transcript(run: Run) -> dict:
     conversation says so with ``conversation_id: None`` and no turns, never an empty list that
     would read as "it did nothing"."""
     steps = list(run.steps.order_by("number"))
+    web = web_activity(_own_transcript(run), _renamed_web_tools(run))
     if run.conversation_id is None:
-        return {"run_id": run.pk, "conversation_id": None, "turns": None, "steps": steps}
+        return {"run_id": run.pk, "conversation_id": None, "turns": None, "steps": steps, "web": web}
     return {
         "run_id": run.pk,
         "conversation_id": run.conversation_id,
         "turns": turns_with_gauge(run_turns(run), run.agent),
         "steps": steps,
+        "web": web,
     }
+
+
+def _renamed_web_tools(run: Run) -> dict[str, str]:
+    """The names the run's model saw for the web tools a binding renamed: name -> tool id."""
+    spec = run.agent_version.spec if run.agent_version_id else {}
+    names = {}
+    for binding in (spec or {}).get("capabilities") or []:
+        for tool_id, override in (binding.get("tool_overrides") or {}).items():
+            if tool_id in WEB_TOOL_IDS and isinstance(override, dict) and override.get("name"):
+                names[override["name"]] = tool_id
+    return names
+
+
+def _own_transcript(run: Run) -> list:
+    """The messages this run added: a run's transcript starts with the history it was given (the
+    previous run's transcript in its conversation), which belongs to the earlier runs."""
+    transcript = run.transcript or []
+    if run.conversation_id is None:
+        return transcript
+    given = (
+        Run.objects.filter(conversation_id=run.conversation_id, created_at__lt=run.created_at)
+        .exclude(pk=run.pk)
+        .exclude(transcript=[])
+        .order_by("-created_at")
+        .values_list("transcript", flat=True)
+        .first()
+    )
+    return transcript[len(given or []) :]
 
 
 # --- who may follow a run's frames (asked on connect and again before every send) ----------

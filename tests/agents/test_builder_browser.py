@@ -26,7 +26,8 @@ def test_builder_create_enable_configure_publish_refused_fix_publish_v2(page, li
     page.wait_for_selector("#builder-form")
     agent = Agent.objects.get(organization=org, name="Browser bot")
     assert page.is_checked('input[name="cap.planning.enabled"]')  # recommended and built: from the template
-    assert not page.is_checked('input[name="cap.web_research.enabled"]')  # recommended, not built yet
+    assert page.is_checked('input[name="cap.web_research.enabled"]')  # recommended and built
+    assert not page.is_checked('input[name="cap.browser_use.enabled"]')  # recommended, not built yet
 
     # Enable a capability and set a config value.
     guardrails = page.locator("#capability-guardrails")

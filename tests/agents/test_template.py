@@ -41,7 +41,8 @@ def test_the_template_binds_exactly_the_recommended_capabilities_built_here_and_
 ):
     offered = [c.id for c in all_capabilities() if c.recommended and c.available]
     assert [b.id for b in template_spec().capabilities] == offered
-    assert "web_research" not in offered and "ask_user" in offered
+    assert "browser_use" not in offered and "ask_user" in offered
+    assert "web_research" in offered and "web_fetch" in offered
     assert template_spec().budget.monthly_usd is not None
     assert validate_spec(new_agent_spec(), organization=org, actor=builder) == []
 
@@ -73,10 +74,10 @@ def test_your_setup_of_the_template_names_every_capability_it_binds():
 
 
 def test_your_setup_lists_a_switched_on_capability_that_is_not_built_under_what_it_cannot_do():
-    text = your_setup_section({"capabilities": [{"id": "clock"}, {"id": "web_research"}]})
+    text = your_setup_section({"capabilities": [{"id": "clock"}, {"id": "browser_use"}]})
     have, rest = text.split("You cannot do yet")
-    assert "(clock)" in have and "web_research" not in have
+    assert "(clock)" in have and "browser_use" not in have
     cannot, lack = rest.split("You do not have:")
-    assert "Web search (web_research): you have none of its tools" in cannot
+    assert "Web browser (browser_use): you have none of its tools" in cannot
     assert "tools not built yet" in cannot
-    assert "web_research" not in lack
+    assert "browser_use" not in lack

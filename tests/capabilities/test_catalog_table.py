@@ -215,9 +215,19 @@ def test_payload_is_json_and_carries_every_field_the_api_serves(cap):
     assert payload["config_schema"]["type"] == "object"
 
 
-# Built by issue 8 (apps/capabilities/tools/), ask_user by the approvals app; later issues add
-# the others one by one.
-BUILT = {"clock", "thinking", "planning", "charts", "code_execution", "context", "ask_user"}
+# Built by issue 8 (apps/capabilities/tools/), ask_user by the approvals app, web_research and
+# web_fetch by issue 16; later issues add the others one by one.
+BUILT = {
+    "clock",
+    "thinking",
+    "planning",
+    "charts",
+    "code_execution",
+    "context",
+    "ask_user",
+    "web_research",
+    "web_fetch",
+}
 
 
 @pytest.mark.parametrize("cap", [c for c in all_capabilities() if c.id not in BUILT], ids=lambda c: c.id)

@@ -1,6 +1,7 @@
-"""The tools of the capabilities that need no outside service: clock, thinking, planning, charts,
-code_execution ("Calculations") and context. One module per capability; ``failures`` decides how
-every tool reports trouble; ``contributions`` holds what they add besides tools.
+"""The tools of the built capabilities: clock, thinking, planning, charts, code_execution
+("Calculations"), context, and the public web — web_research (``web_search``) and web_fetch. One
+module per capability; ``failures`` decides how every tool reports trouble; ``contributions`` holds
+what they add besides tools; ``sources`` what a web tool leaves for the console's source cards.
 
 :func:`register_toolsets` (called from the capabilities AppConfig's ``ready()``) registers one
 builder per capability with ``implementations.register_toolset``. A builder is
@@ -35,6 +36,8 @@ def builders() -> dict:
     from .context import build_context_toolset
     from .planning import build_planning_toolset
     from .thinking import build_thinking_toolset
+    from .web_fetch import build_web_fetch_toolset
+    from .web_search import build_web_search_toolset
 
     return {
         "clock": build_clock_toolset,
@@ -43,6 +46,8 @@ def builders() -> dict:
         "charts": build_charts_toolset,
         "code_execution": build_code_execution_toolset,
         "context": build_context_toolset,
+        "web_research": build_web_search_toolset,
+        "web_fetch": build_web_fetch_toolset,
     }
 
 

@@ -4,7 +4,8 @@
   context's framed inject files, planning's static guidance. Never the plan itself.
 - :func:`model_settings_for` — model settings: thinking's ``effort``.
 - :func:`capabilities_for` — pydantic-ai capabilities to add to the agent: planning's trailing
-  plan reminder, which must see every model request and so cannot be an instruction.
+  plan reminder, which must see every model request and so cannot be an instruction; the
+  provider-run web methods (``web_fetch`` native/auto, ``web_search`` native).
 
 Each takes one binding (the spec's ``CapabilityBinding``, or a dict of the same shape) and
 dispatches on its id; the ``run_*`` helpers fold over every enabled binding of a spec. ``extras``
@@ -20,6 +21,8 @@ from .clock import clock_instructions
 from .context import context_instructions
 from .planning import planning_capabilities, planning_instructions
 from .thinking import thinking_model_settings
+from .web_fetch import web_fetch_capabilities, web_fetch_native_refusal
+from .web_search import web_search_capabilities, web_search_native_refusal
 
 InstructionsFn = Callable[[Any, Mapping[str, Any]], "str | None"]
 
@@ -33,6 +36,16 @@ _MODEL_SETTINGS: dict[str, Callable[[Any, str], dict[str, Any]]] = {
 }
 _CAPABILITIES: dict[str, Callable[[Any, dict[str, Any]], list[Any]]] = {
     "planning": planning_capabilities,
+    # The provider-run methods: pydantic-ai's WebFetch / WebSearch capabilities.
+    "web_fetch": web_fetch_capabilities,
+    "web_research": web_search_capabilities,
+}
+
+# A provider-run method on a model that has no such tool: refused when the run assembles, with a
+# sentence, instead of pydantic-ai's error in the middle of the first request.
+_NATIVE_REFUSALS: dict[str, Callable[[Any, Any], str | None]] = {
+    "web_fetch": web_fetch_native_refusal,
+    "web_research": web_search_native_refusal,
 }
 
 
@@ -84,3 +97,13 @@ def run_model_settings(bindings: Iterable[Any], provider: str) -> dict[str, Any]
 
 def run_capabilities(bindings: Iterable[Any], extras: dict[str, Any]) -> list[Any]:
     return [cap for b in bindings if _enabled(b) for cap in capabilities_for(b, extras)]
+
+
+def run_native_refusals(bindings: Iterable[Any], model: Any) -> list[str]:
+    """Why the enabled bindings cannot run on ``model`` (a pydantic-ai model); empty when they can."""
+    refusals = []
+    for b in bindings:
+        check = _NATIVE_REFUSALS.get(_binding_id(b))
+        if _enabled(b) and check is not None and (sentence := check(b, model)):
+            refusals.append(sentence)
+    return refusals
