@@ -193,3 +193,46 @@ async def _ready(loop: asyncio.AbstractEventLoop, fd: int, *, writable: bool = F
         await ready
     finally:
         remove(fd)
+
+
+class LoopPool:
+    """A fixed set of database sessions shared by every run an event loop drives (a worker's loop,
+    docs/runner.md "Many runs per worker"): the same ``fetch`` as ``LoopConnection``, each
+    statement on whichever session is free, in autocommit, prepared once per session.
+
+    At most ``size`` connections, however many runs share the loop: a statement waits for a free
+    session on the loop (never blocking it) instead of opening another. Built from Django's own
+    connection parameters (the test database under the suite), opened on the loop that uses it."""
+
+    def __init__(self, *, size: int, alias: str = DEFAULT_DB_ALIAS, name: str = "agenticos-loop") -> None:
+        from psycopg import AsyncConnection
+        from psycopg_pool import AsyncConnectionPool
+
+        params = connections[alias].get_connection_params()
+        # Django's cursor class is synchronous; statements here are prepared on purpose.
+        params.pop("cursor_factory", None)
+        params.pop("prepare_threshold", None)
+        self._errors = connections[alias].wrap_database_errors
+        self.size = size
+        self._pool = AsyncConnectionPool(
+            kwargs={**params, "autocommit": True},
+            connection_class=AsyncConnection,
+            min_size=1,
+            max_size=size,
+            open=False,
+            name=name,
+        )
+
+    async def open(self) -> None:
+        await self._pool.open(wait=True)
+
+    async def close(self) -> None:
+        await self._pool.close()
+
+    async def fetch(self, statement: Statement, params: dict[str, Any]) -> list[tuple]:
+        with self._errors:
+            async with self._pool.connection() as connection:
+                cursor = await connection.execute(statement.sql, params, prepare=True)
+                if cursor.description is None:
+                    return []
+                return await cursor.fetchall()

@@ -18,6 +18,8 @@ OFFLINE_LABEL = "Offline model"
 MODEL_CLIENT_MAX_RETRIES = 2
 # An OpenAI-compatible server without a key (a local vLLM, llama.cpp …) still needs a non-empty one.
 KEYLESS_PLACEHOLDER = "not-needed"
+# A profile's request timeout unless it names its own (ModelProfile.request_timeout_seconds).
+DEFAULT_REQUEST_TIMEOUT_SECONDS = 120
 
 
 class ModelUnavailable(Exception):
@@ -36,6 +38,8 @@ class ModelHandle:
     label: str
     # Tokens, from the profile or the price registry; None when unknown (the gauge draws no ratio).
     context_window: int | None = None
+    # The longest one model request may take before its run ends failed (the profile's own).
+    request_timeout_seconds: float = DEFAULT_REQUEST_TIMEOUT_SECONDS
 
 
 def default_model_profile(organization) -> ModelProfile:
@@ -90,7 +94,10 @@ def build_model(profile: ModelProfile) -> ModelHandle:
 
         key = _key(profile, required=provider == Provider.OPENAI) or KEYLESS_PLACEHOLDER
         client = AsyncOpenAI(
-            base_url=profile.base_url or None, api_key=key, max_retries=MODEL_CLIENT_MAX_RETRIES
+            base_url=profile.base_url or None,
+            api_key=key,
+            max_retries=MODEL_CLIENT_MAX_RETRIES,
+            timeout=float(profile.request_timeout_seconds),
         )
         model = OpenAIChatModel(profile.model_name, provider=OpenAIProvider(openai_client=client))
     elif provider == Provider.OPENROUTER:
@@ -111,4 +118,5 @@ def build_model(profile: ModelProfile) -> ModelHandle:
         model_name=profile.model_name,
         label=profile_label(profile),
         context_window=context_window_of(profile),
+        request_timeout_seconds=float(profile.request_timeout_seconds),
     )
