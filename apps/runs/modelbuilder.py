@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import ssl
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
@@ -20,6 +22,15 @@ MODEL_CLIENT_MAX_RETRIES = 2
 KEYLESS_PLACEHOLDER = "not-needed"
 # A profile's request timeout unless it names its own (ModelProfile.request_timeout_seconds).
 DEFAULT_REQUEST_TIMEOUT_SECONDS = 120
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context per process: building one loads the system's CA store, about 20 ms of CPU,
+    which a worker starting fifty runs at once paid fifty times (docs/runner.md)."""
+    from httpx2._config import create_ssl_context
+
+    return create_ssl_context()
 
 
 class ModelUnavailable(Exception):
@@ -88,7 +99,7 @@ def build_model(profile: ModelProfile) -> ModelHandle:
     if provider == Provider.OFFLINE:
         model: Model = OfflineModel()
     elif provider in (Provider.OPENAI, Provider.OPENAI_COMPATIBLE):
-        from openai import AsyncOpenAI
+        from openai import AsyncOpenAI, DefaultAsyncHttpxClient
         from pydantic_ai.models.openai import OpenAIChatModel
         from pydantic_ai.providers.openai import OpenAIProvider
 
@@ -98,6 +109,7 @@ def build_model(profile: ModelProfile) -> ModelHandle:
             api_key=key,
             max_retries=MODEL_CLIENT_MAX_RETRIES,
             timeout=float(profile.request_timeout_seconds),
+            http_client=DefaultAsyncHttpxClient(verify=_tls_context()),
         )
         model = OpenAIChatModel(profile.model_name, provider=OpenAIProvider(openai_client=client))
     elif provider == Provider.OPENROUTER:

@@ -279,15 +279,22 @@ class DriveState:
 
 
 async def drive(
-    prepared: PreparedRun, frames: FramePublisher | None, state: DriveState, host: RunHost | None = None
+    prepared: PreparedRun,
+    frames: FramePublisher | None,
+    state: DriveState,
+    host: RunHost | None = None,
+    token: CancellationToken | None = None,
 ) -> None:
     """Run the agent through pydantic-ai's own loop, streaming each node's events as frames.
 
-    ``host`` watches for a cancel request (apps/runs/runtime.py); by default a watcher of this
-    run alone, on the meter's session."""
+    ``token`` is tripped by a cancel request; without one, drive() has ``host`` (by default a
+    watcher of this run alone, on the meter's session) watch for it while it runs."""
     run_id = prepared.run.pk
-    host = host if host is not None else RunHost(prepared.meter.db)
-    token = CancellationToken()
+    watched_here = token is None
+    if watched_here:
+        host = host if host is not None else RunHost(prepared.meter.db)
+        token = CancellationToken()
+        host.follow(run_id, token)
     send = frames.send if frames is not None else (lambda *frames: None)
     loop = asyncio.get_running_loop()
     timeout_seconds = prepared.model.request_timeout_seconds
@@ -316,7 +323,6 @@ async def drive(
 
     prepared.guard.on_settled = settled
 
-    host.follow(run_id, token)
     meter_token = prepared.meter.activate()
     try:
         async with prepared.agent.iter(
@@ -353,8 +359,9 @@ async def drive(
                 state.deferred, output = output, ""
             state.output = str(output)
     finally:
-        # A look already sent is read to its end (loopdb) before the session is used again.
-        await host.unfollow(run_id)
+        if watched_here:
+            # A look already sent is read to its end (loopdb) before the session is used again.
+            await host.unfollow(run_id)
         prepared.meter.deactivate(meter_token)
         if frames is not None:
             frames.release()  # nothing of this run's loop follows for held frames to ride with
@@ -481,15 +488,15 @@ def execute_run(run_id: int, *, resume: bool = False, deferred_tool_results=None
     )
 
 
-def _load_run(run_id: int) -> Run:
-    return Run.objects.select_related("organization", "agent", "agent_version").get(pk=run_id)
-
-
-def _claim(run_id: int, *, resume: bool) -> bool:
+def _claim(run_id: int, *, resume: bool) -> Run | None:
+    """The claim and the row, in one trip to the blocking threads; None when not claimable."""
     try:
-        return services.run_claim_running(run_id, resume=resume)
+        claimed = services.run_claim_running(run_id, resume=resume)
     except (OperationalError, InterfaceError) as exc:
         raise RunClaimUnavailable(str(exc)) from exc
+    if not claimed:
+        return None
+    return Run.objects.select_related("organization", "agent", "agent_version").get(pk=run_id)
 
 
 async def execute_run_async(
@@ -499,26 +506,33 @@ async def execute_run_async(
 
     Blocking ORM work goes through ``host.blocking`` (the worker's small thread pool, or the
     calling thread inline); the guard's statements and the cancel watcher use ``host.db``."""
-    if not await host.blocking(_claim, run_id, resume=resume):
+    run = await host.blocking(_claim, run_id, resume=resume)
+    if run is None:
         logger.info("run %s was not claimable (cancelled, reaped or already running)", run_id)
         return None
-    run = await host.blocking(_load_run, run_id)
     frames = FramePublisher(run.pk)
     prepared: PreparedRun | None = None
     state = DriveState()
     failure: BaseException | None = None
+    # Watched from the claim on: a cancel asked while the run is being assembled (a busy worker
+    # assembles several at once) stops it before its first request.
+    token = CancellationToken()
+    host.follow(run_id, token)
     try:
         prepared = await host.blocking(
             prepare, run, resume=resume, deferred_tool_results=deferred_tool_results, db=host.db
         )
         frames.send({"type": "run_started", "model_label": prepared.model.label})
-        await drive(prepared, frames, state, host)
+        await drive(prepared, frames, state, host, token)
     except BaseException as exc:  # every failure is named in the outcome below and logged here
         failure = exc
         if isinstance(exc, (ModelHTTPError, ModelAPIError, ProviderTimeout)):
             logger.warning("run %s: provider error: %s", run_id, exc)
         elif outcome_of(exc, prepared).stop_reason == StopReason.INTERNAL_ERROR:
             logger.exception("run %s failed", run_id)
+    finally:
+        # A look already sent is read to its end (loopdb) before the session books the end.
+        await host.unfollow(run_id)
     outcome = outcome_of(failure, prepared)
     deferred = state.deferred if failure is None else None
     if deferred is not None:
