@@ -23,7 +23,9 @@ def freeze_startup_heap() -> None:
     import pydantic_ai.providers.openai  # noqa: F401
 
     import apps.runs.runner  # noqa: F401  (imported before the freeze, so it is frozen too)
+    from apps.capabilities.registry import all_capabilities
 
+    all_capabilities()  # the catalog, loaded once before any run asks for it
     gc.collect()
     gc.freeze()
 

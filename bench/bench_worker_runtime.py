@@ -146,7 +146,11 @@ def _measure(workers: Workers, org, user, agent, count: int, prompt: str) -> dic
     elapsed = time.perf_counter() - started
     workers.stop_sampling()
     statuses = list(Run.objects.filter(pk__in=[run.pk for run in runs]).values_list("status", "request_count"))
+    failures = set(
+        Run.objects.filter(pk__in=[run.pk for run in runs]).exclude(status="completed").values_list("status", "error")
+    )
     return {
+        "failures": failures,
         "elapsed": elapsed,
         "created": created,
         "errors": sum(1 for status, _ in statuses if status != "completed"),
@@ -166,12 +170,21 @@ def _report(label: str, result: dict) -> None:
         f"{result['requests']} requests, {result['entries']} ledger entries; peak worker RSS [{rss}]; "
         f"peak PostgreSQL connections per worker [{connections}]"
     )
+    for status, error in result["failures"]:
+        print(f"    not completed: {status}: {error}")
 
 
 @pytest.mark.bench
 def test_many_runs_per_worker_against_a_one_second_provider(cast):
     org, user = cast
     provider = Provider(LATENCY_SECONDS)
+    try:
+        _bench(org, user, provider)
+    finally:
+        provider.stop()
+
+
+def _bench(org, user, provider: Provider) -> None:
     processes = int(os.environ.get("AGENTICOS_WORKER_CONCURRENCY", "2"))
     runs_per_worker = settings.AGENTICOS_RUNS_PER_WORKER
     workers = Workers(processes=processes, runs_per_worker=runs_per_worker)
@@ -209,4 +222,3 @@ def test_many_runs_per_worker_against_a_one_second_provider(cast):
     finally:
         celery_app.conf.task_default_queue = "celery"
         workers.stop()
-        provider.stop()
