@@ -510,7 +510,9 @@ async def execute_run_async(
     if run is None:
         logger.info("run %s was not claimable (cancelled, reaped or already running)", run_id)
         return None
-    frames = FramePublisher(run.pk)
+    # Opening the publisher (a connection, a read of the stream's top) and closing it (waiting for
+    # every reply) are round trips to Redis: on a thread, never blocking the loop's other runs.
+    frames = await asyncio.to_thread(FramePublisher, run.pk)
     prepared: PreparedRun | None = None
     state = DriveState()
     failure: BaseException | None = None
@@ -565,7 +567,7 @@ async def execute_run_async(
             "error": finished.error,
         },
     )
-    frames.close()
+    await asyncio.to_thread(frames.close)
     if failure is not None and not isinstance(failure, Exception):
         raise failure  # KeyboardInterrupt / SystemExit / cancellation: booked above, then stop
     return finished.status
