@@ -175,6 +175,7 @@ def _report(label: str, result: dict) -> None:
 
 
 @pytest.mark.bench
+@pytest.mark.timeout(1800)  # four cases and 200 in flight, on a machine shared with other suites
 def test_many_runs_per_worker_against_a_one_second_provider(cast):
     org, user = cast
     provider = Provider(LATENCY_SECONDS)

@@ -46,11 +46,16 @@ class ToolCallFrame(TypedDict):
     args: str
 
 
-class ToolResultFrame(TypedDict):
+class _ToolResultFields(TypedDict):
     type: Literal["tool_result"]
     tool_name: str
     tool_call_id: str
     content: str
+
+
+class ToolResultFrame(_ToolResultFields, total=False):
+    # A create_chart result: the chart drawn as escaped SVG, inserted by the browser as is.
+    chart_svg: str
 
 
 class CostFrame(TypedDict):
@@ -71,12 +76,18 @@ class ContextUsageFrame(TypedDict, total=False):
     ratio: float
 
 
-class RunFinishedFrame(TypedDict):
+class _RunFinishedFields(TypedDict):
     type: Literal["run_finished"]
     status: str
     cost_usd: str
     cost_is_partial: bool
     error: str
+
+
+class RunFinishedFrame(_RunFinishedFields, total=False):
+    # Set when the frame was rebuilt from the row (the run's stream expired).
+    run_id: int
+    replayed_from: str
 
 
 def _prefix() -> str:

@@ -23,7 +23,8 @@ import logging
 from dataclasses import dataclass, field
 
 from asgiref.sync import async_to_sync
-from django.db import InterfaceError, OperationalError, transaction
+from celery import current_task
+from django.db import InterfaceError, OperationalError, connection, transaction
 from pydantic_ai import Agent, CancellationToken, DeferredToolRequests, UsageLimits
 from pydantic_ai.exceptions import (
     ModelAPIError,
@@ -61,12 +62,22 @@ from apps.vault.services import secret_reveal
 
 from . import services
 from .choices import RunStatus, StopReason
-from .events import FramePublisher
+from .events import (
+    ContextUsageFrame,
+    CostFrame,
+    FramePublisher,
+    RunFinishedFrame,
+    RunStartedFrame,
+    TextDeltaFrame,
+    ThinkingDeltaFrame,
+    ToolCallFrame,
+    ToolResultFrame,
+)
 from .gauge import context_gauge
 from .modelbuilder import ModelHandle, ModelUnavailable, build_model, model_profile_for
 from .models import Conversation, Run
 from .offline import offline_toolset
-from .runtime import InlineHost, RunHost
+from .runtime import InlineHost, RunHost, worker_host
 from .toolsets import ToolsetContext, toolset_builder
 
 logger = logging.getLogger(__name__)
@@ -309,16 +320,18 @@ async def drive(
 
     def settled(record: RequestRecord) -> None:
         hold(
-            {
-                "type": "cost",
-                "request": record.number,
-                "input_tokens": record.input_tokens,
-                "output_tokens": record.output_tokens,
-                "cost_usd": str(record.cost_usd),
-                "cost_is_partial": not record.priced,
-            },
+            CostFrame(
+                type="cost",
+                request=record.number,
+                input_tokens=record.input_tokens,
+                output_tokens=record.output_tokens,
+                cost_usd=str(record.cost_usd),
+                cost_is_partial=not record.priced,
+            ),
             # The context gauge: the provider's own input tokens of this request (seed 003).
-            {"type": "context_usage", **context_gauge(record.input_tokens, prepared.model.context_window)},
+            ContextUsageFrame(
+                type="context_usage", **context_gauge(record.input_tokens, prepared.model.context_window)
+            ),
         )
 
     prepared.guard.on_settled = settled
@@ -376,41 +389,41 @@ def _model_event_frame(event, send, state: DriveState) -> None:
     if isinstance(event, PartStartEvent):
         if isinstance(event.part, TextPart) and event.part.content:
             state.partial_text.append(event.part.content)
-            send({"type": "text_delta", "delta": event.part.content})
+            send(TextDeltaFrame(type="text_delta", delta=event.part.content))
         elif isinstance(event.part, ThinkingPart) and event.part.content:
-            send({"type": "thinking_delta", "delta": event.part.content})
+            send(ThinkingDeltaFrame(type="thinking_delta", delta=event.part.content))
     elif isinstance(event, PartDeltaEvent):
         if isinstance(event.delta, TextPartDelta):
             state.partial_text.append(event.delta.content_delta)
-            send({"type": "text_delta", "delta": event.delta.content_delta})
+            send(TextDeltaFrame(type="text_delta", delta=event.delta.content_delta))
         elif isinstance(event.delta, ThinkingPartDelta) and event.delta.content_delta:
-            send({"type": "thinking_delta", "delta": event.delta.content_delta})
+            send(ThinkingDeltaFrame(type="thinking_delta", delta=event.delta.content_delta))
 
 
-def _tool_event_frame(event, hold) -> dict | None:
+def _tool_event_frame(event, hold) -> ToolResultFrame | None:
     """A tool call starting is held (it rides with the next write); a tool result is returned,
     to be sent once its chart, if any, is drawn."""
     if isinstance(event, FunctionToolCallEvent):
         hold(
-            {
-                "type": "tool_call",
-                "tool_name": event.part.tool_name,
-                "tool_call_id": event.part.tool_call_id,
-                "args": event.part.args_as_json_str(),
-            }
+            ToolCallFrame(
+                type="tool_call",
+                tool_name=event.part.tool_name,
+                tool_call_id=event.part.tool_call_id,
+                args=event.part.args_as_json_str(),
+            )
         )
     elif isinstance(event, FunctionToolResultEvent):
         part = event.part
-        return {
-            "type": "tool_result",
-            "tool_name": part.tool_name,
-            "tool_call_id": part.tool_call_id,
-            "content": part.model_response_str(),
-        }
+        return ToolResultFrame(
+            type="tool_result",
+            tool_name=part.tool_name,
+            tool_call_id=part.tool_call_id,
+            content=part.model_response_str(),
+        )
     return None
 
 
-async def _draw_chart(frame: dict, event) -> None:
+async def _draw_chart(frame: ToolResultFrame, event) -> None:
     chart = chart_artifact(getattr(event.part, "metadata", None))
     if chart is not None:
         # Drawn here, escaped, so a browser inserts it as is (the same drawing as on reload); on a
@@ -479,9 +492,27 @@ class RunClaimUnavailable(Exception):
     clients"...): nothing ran and nothing was booked, so the task tries again later."""
 
 
+def _on_a_worker_slot() -> bool:
+    """Is this thread executing a Celery task (a worker's pool slot), rather than a test, a
+    request or the benchmark calling the runner directly?"""
+    request = getattr(current_task, "request", None)
+    return bool(request is not None and request.id is not None and not request.is_eager)
+
+
 def execute_run(run_id: int, *, resume: bool = False, deferred_tool_results=None) -> str | None:
-    """Claim the run, drive it, and book the result whatever happens, on this thread's session
-    (tests, the benchmark, a resume asked in-process). Returns the final status."""
+    """Claim the run, drive it, and book the result whatever happens. Returns the final status.
+
+    Called from a worker's task (a resume after a decision), the run goes to the process's event
+    loop beside the others; called directly (tests, the benchmark, a resume asked in a request),
+    it runs on this thread's session, inside its transaction if any."""
+    if _on_a_worker_slot():
+        host = worker_host()
+        if not connection.in_atomic_block:
+            # This slot only waits from here on: its connection goes back to the pool meanwhile.
+            connection.close()
+        return host.run(
+            execute_run_async(run_id, host=host, resume=resume, deferred_tool_results=deferred_tool_results)
+        )
     host = InlineHost()
     return async_to_sync(execute_run_async)(
         run_id, host=host, resume=resume, deferred_tool_results=deferred_tool_results
@@ -524,7 +555,7 @@ async def execute_run_async(
         prepared = await host.blocking(
             prepare, run, resume=resume, deferred_tool_results=deferred_tool_results, db=host.db
         )
-        frames.send({"type": "run_started", "model_label": prepared.model.label})
+        frames.send(RunStartedFrame(type="run_started", model_label=prepared.model.label))
         await drive(prepared, frames, state, host, token)
     except BaseException as exc:  # every failure is named in the outcome below and logged here
         failure = exc
@@ -559,13 +590,13 @@ async def execute_run_async(
         failure = failure or asyncio.CancelledError()
     frames.send(
         *parked_frames,
-        {
-            "type": "run_finished",
-            "status": finished.status,
-            "cost_usd": str(finished.cost_usd),
-            "cost_is_partial": finished.cost_is_partial,
-            "error": finished.error,
-        },
+        RunFinishedFrame(
+            type="run_finished",
+            status=finished.status,
+            cost_usd=str(finished.cost_usd),
+            cost_is_partial=finished.cost_is_partial,
+            error=finished.error,
+        ),
     )
     await asyncio.to_thread(frames.close)
     if failure is not None and not isinstance(failure, Exception):
