@@ -22,6 +22,7 @@ prepared once per connection, and their values adapted by psycopg's own ``Transf
 from __future__ import annotations
 
 import asyncio
+import itertools
 import re
 import weakref
 from dataclasses import dataclass, field
@@ -60,6 +61,10 @@ class Statement:
 
 # What each connection has prepared: {(statement name, parameter types): prepared name}.
 _prepared: weakref.WeakKeyDictionary[Any, dict[tuple, bytes]] = weakref.WeakKeyDictionary()
+# Prepared names are never reused in a process: a pooled session outlives the Python view of
+# what it prepared (a cache dropped after DEALLOCATE, a session handed back and borrowed again),
+# and preparing a name it still holds fails with "already exists".
+_names = itertools.count()
 
 
 class LoopConnection:
@@ -135,7 +140,7 @@ class LoopConnection:
         key = (statement.name, tuple(transformer.types))
         name = prepared.get(key)
         if name is None:
-            name = f"agenticos_{statement.name}_{len(prepared)}".encode()
+            name = f"agenticos_{statement.name}_{next(_names)}".encode()
             pgconn.send_prepare(name, statement.positional_sql, param_types=transformer.types)
             self._check(await self._results(pgconn))
             prepared[key] = name
