@@ -38,7 +38,7 @@ test: install-dev browser
 # The latency benchmarks first: the audit benchmark writes a million rows, and PostgreSQL's
 # background work after it (autovacuum, checkpoints) would land on whatever runs next.
 bench: install-dev
-	$(BIN)/agenticos test -m bench -s bench/bench_runner.py bench/bench_frames.py bench/bench_audit.py
+	$(BIN)/agenticos test -m bench -s bench/bench_runner.py bench/bench_frames.py bench/bench_worker_runtime.py bench/bench_audit.py
 
 lint: install-dev
 	$(BIN)/ruff check agenticos apps tests

@@ -17,8 +17,15 @@ from celery.signals import worker_process_init, worker_ready
 
 def freeze_startup_heap() -> None:
     """Collect what startup left behind, then freeze the rest (the run path's modules included)."""
-    import apps.runs.runner  # noqa: F401  (imported before the freeze, so it is frozen too)
+    # The provider clients a run builds: imported here, not by a worker's first runs.
+    import openai  # noqa: F401
+    import pydantic_ai.models.openai  # noqa: F401
+    import pydantic_ai.providers.openai  # noqa: F401
 
+    import apps.runs.runner  # noqa: F401  (imported before the freeze, so it is frozen too)
+    from apps.capabilities.registry import all_capabilities
+
+    all_capabilities()  # the catalog, loaded once before any run asks for it
     gc.collect()
     gc.freeze()
 

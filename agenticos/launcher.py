@@ -21,7 +21,9 @@ def _settings_env():
     return {
         "data_dir": env_path("AGENTICOS_DATA_DIR", base_dir / ".agenticos"),
         "port": env_int("PORT", 8000, minimum=1),
-        "worker_concurrency": env_int("AGENTICOS_WORKER_CONCURRENCY", 2, minimum=1),
+        # Worker processes; each holds AGENTICOS_RUNS_PER_WORKER runs on its event loop.
+        "worker_processes": env_int("AGENTICOS_WORKER_CONCURRENCY", 2, minimum=1),
+        "runs_per_worker": env_int("AGENTICOS_RUNS_PER_WORKER", 50, minimum=1),
         "admin_password_given": env_str("AGENTICOS_ADMIN_PASSWORD", None) is not None,
     }
 
@@ -59,9 +61,30 @@ def prepare_database() -> tuple:
     )
 
 
-def _children(port: int, concurrency: int) -> dict[str, list[str]]:
+def worker_command(runs_per_worker: int, hostname: str) -> list[str]:
+    """One worker process: Celery's thread pool sized to the runs it holds, each slot handing its
+    run to the process's event loop (apps/runs/runtime.py, docs/runner.md)."""
+    return [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "agenticos",
+        "worker",
+        "--loglevel",
+        "INFO",
+        "--pool",
+        "threads",
+        "--concurrency",
+        str(runs_per_worker),
+        "--hostname",
+        hostname,
+    ]
+
+
+def _children(port: int, worker_processes: int, runs_per_worker: int) -> dict[str, list[str]]:
     python = sys.executable
-    return {
+    children = {
         "web": [
             python,
             "-m",
@@ -75,23 +98,13 @@ def _children(port: int, concurrency: int) -> dict[str, list[str]]:
             "--lifespan",
             "off",
         ],
-        "worker": [
-            python,
-            "-m",
-            "celery",
-            "-A",
-            "agenticos",
-            "worker",
-            "--loglevel",
-            "INFO",
-            "--concurrency",
-            str(concurrency),
-            "--hostname",
-            f"worker-{os.getpid()}@%h",
-        ],
-        # The schedule lives in the database (django-celery-beat), visible in the admin.
-        "beat": [python, "-m", "celery", "-A", "agenticos", "beat", "--loglevel", "INFO"],
     }
+    for number in range(1, worker_processes + 1):
+        name = "worker" if worker_processes == 1 else f"worker-{number}"
+        children[name] = worker_command(runs_per_worker, f"worker{number}-{os.getpid()}@%h")
+    # The schedule lives in the database (django-celery-beat), visible in the admin.
+    children["beat"] = [python, "-m", "celery", "-A", "agenticos", "beat", "--loglevel", "INFO"]
+    return children
 
 
 def up() -> int:
@@ -115,7 +128,7 @@ def up() -> int:
         services.record(data_dir / "services.json", public_url=environ["AGENTICOS_PUBLIC_URL"])
         _setup_django(environ)
         organization, owner, generated_password = prepare_database()
-        for name, command in _children(config["port"], config["worker_concurrency"]).items():
+        for name, command in _children(config["port"], config["worker_processes"], config["runs_per_worker"]).items():
             processes[name] = subprocess.Popen(command, env=environ)
         url = f"http://127.0.0.1:{config['port']}/"
         if generated_password:

@@ -22,6 +22,7 @@ prepared once per connection, and their values adapted by psycopg's own ``Transf
 from __future__ import annotations
 
 import asyncio
+import itertools
 import re
 import weakref
 from dataclasses import dataclass, field
@@ -60,6 +61,10 @@ class Statement:
 
 # What each connection has prepared: {(statement name, parameter types): prepared name}.
 _prepared: weakref.WeakKeyDictionary[Any, dict[tuple, bytes]] = weakref.WeakKeyDictionary()
+# Prepared names are never reused in a process: a pooled session outlives the Python view of
+# what it prepared (a cache dropped after DEALLOCATE, a session handed back and borrowed again),
+# and preparing a name it still holds fails with "already exists".
+_names = itertools.count()
 
 
 class LoopConnection:
@@ -135,7 +140,7 @@ class LoopConnection:
         key = (statement.name, tuple(transformer.types))
         name = prepared.get(key)
         if name is None:
-            name = f"agenticos_{statement.name}_{len(prepared)}".encode()
+            name = f"agenticos_{statement.name}_{next(_names)}".encode()
             pgconn.send_prepare(name, statement.positional_sql, param_types=transformer.types)
             self._check(await self._results(pgconn))
             prepared[key] = name
@@ -193,3 +198,46 @@ async def _ready(loop: asyncio.AbstractEventLoop, fd: int, *, writable: bool = F
         await ready
     finally:
         remove(fd)
+
+
+class LoopPool:
+    """A fixed set of database sessions shared by every run an event loop drives (a worker's loop,
+    docs/runner.md "Many runs per worker"): the same ``fetch`` as ``LoopConnection``, each
+    statement on whichever session is free, in autocommit, prepared once per session.
+
+    At most ``size`` connections, however many runs share the loop: a statement waits for a free
+    session on the loop (never blocking it) instead of opening another. Built from Django's own
+    connection parameters (the test database under the suite), opened on the loop that uses it."""
+
+    def __init__(self, *, size: int, alias: str = DEFAULT_DB_ALIAS, name: str = "agenticos-loop") -> None:
+        from psycopg import AsyncConnection
+        from psycopg_pool import AsyncConnectionPool
+
+        params = connections[alias].get_connection_params()
+        # Django's cursor class is synchronous; statements here are prepared on purpose.
+        params.pop("cursor_factory", None)
+        params.pop("prepare_threshold", None)
+        self._errors = connections[alias].wrap_database_errors
+        self.size = size
+        self._pool = AsyncConnectionPool(
+            kwargs={**params, "autocommit": True},
+            connection_class=AsyncConnection,
+            min_size=1,
+            max_size=size,
+            open=False,
+            name=name,
+        )
+
+    async def open(self) -> None:
+        await self._pool.open(wait=True)
+
+    async def close(self) -> None:
+        await self._pool.close()
+
+    async def fetch(self, statement: Statement, params: dict[str, Any]) -> list[tuple]:
+        with self._errors:
+            async with self._pool.connection() as connection:
+                cursor = await connection.execute(statement.sql, params, prepare=True)
+                if cursor.description is None:
+                    return []
+                return await cursor.fetchall()

@@ -41,6 +41,12 @@ SCHEDULE: tuple[PeriodicJob, ...] = (
         description="Fails runs left queued or running past STALE_RUN_REAPED_AFTER_HOURS (docs/runner.md).",
     ),
     PeriodicJob(
+        name="runs: sweep lapsed leases",
+        task="apps.runs.tasks.sweep_lapsed_leases",
+        every_seconds=15,
+        description="Fails running runs whose worker stopped renewing their lease (docs/runner.md).",
+    ),
+    PeriodicJob(
         name="approvals: expire stale approvals",
         task="apps.approvals.tasks.expire_stale_approvals",
         every_seconds=HOUR,

@@ -7,7 +7,7 @@
 #   beat     same waits, then Celery beat (django-celery-beat's DatabaseScheduler). Run one.
 #   other    executed as given, no waiting (e.g. `agenticos audit-verify`, `python manage.py shell`).
 #
-# Extra arguments after a role go to its command (e.g. `worker --concurrency 4`).
+# Extra arguments after a role go to its command (e.g. `worker --queues celery`).
 set -euo pipefail
 
 log() { echo "entrypoint[${role}]: $*" >&2; }
@@ -89,7 +89,9 @@ case "$role" in
     exec uvicorn agenticos.asgi:application --host 0.0.0.0 --port 8000 "$@"
     ;;
   worker)
-    exec celery -A agenticos worker --loglevel "${LOG_LEVEL:-INFO}" "$@"
+    # Many runs per process on one event loop: Celery's thread pool sized to the runs it holds.
+    exec celery -A agenticos worker --loglevel "${LOG_LEVEL:-INFO}" --pool threads \
+      --concurrency "${AGENTICOS_RUNS_PER_WORKER:-50}" "$@"
     ;;
   beat)
     exec celery -A agenticos beat --loglevel "${LOG_LEVEL:-INFO}" "$@"

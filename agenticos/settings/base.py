@@ -62,6 +62,25 @@ DATABASES = {
         DATABASE_URL or f"postgresql://postgres@/agenticos?host={DATA_DIR / 'pg'}"
     )
 }
+# --- Bounded database connections (docs/runner.md "Many runs per worker") ------------------------
+# Every process (web, each worker) borrows its threads' connections from one pool of at most
+# this many: a burst of requests or tasks waits for a free connection instead of opening one
+# more ("too many clients" on a 100-connection server).
+AGENTICOS_DB_POOL_SIZE = env_int("AGENTICOS_DB_POOL_SIZE", 6, minimum=2)
+# A worker's event loop sends its runs' statements (the budget guard, cancel looks, leases) on
+# a pool of its own of at most this many; a worker process holds at most the sum of both.
+AGENTICOS_RUN_DB_POOL_SIZE = env_int("AGENTICOS_RUN_DB_POOL_SIZE", 4, minimum=1)
+if not SERVICES_UNCONFIGURED:
+    # (With no services named, the first query fails at once with libpq's error, not after the
+    # pool's wait: `makemigrations --check` and the system checks run without a database.)
+    DATABASES["default"]["OPTIONS"] = {
+        "pool": {
+            "min_size": 1,
+            "max_size": AGENTICOS_DB_POOL_SIZE,
+            # How long a thread waits for a free connection before its query fails.
+            "timeout": env_int("AGENTICOS_DB_POOL_TIMEOUT_SECONDS", 30, minimum=1),
+        }
+    }
 REDIS_URL = check_redis_url(REDIS_URL or "redis://127.0.0.1:6379/0")
 
 DEBUG = env_bool("DEBUG", False)
@@ -329,6 +348,11 @@ DEFAULT_ORG_MONTHLY_BUDGET_USD = env_optional_decimal(
 )
 APPROVAL_EXPIRY_HOURS = env_int("APPROVAL_EXPIRY_HOURS", 72, minimum=1)
 STALE_RUN_REAPED_AFTER_HOURS = env_int("STALE_RUN_REAPED_AFTER_HOURS", 6, minimum=0)
+# Runs one worker process holds at once on its event loop (Celery's thread pool size).
+AGENTICOS_RUNS_PER_WORKER = env_int("AGENTICOS_RUNS_PER_WORKER", 50, minimum=1)
+# A running run's lease: its worker renews it (every min(10 s, a third of it)); the lease sweep
+# fails a run whose lease lapsed, so a dead worker's runs end within about a minute.
+RUN_LEASE_SECONDS = env_int("RUN_LEASE_SECONDS", 45, minimum=3)
 QUESTION_EXPIRY_HOURS = env_int("QUESTION_EXPIRY_HOURS", 24, minimum=1)
 MEM0_ALLOWED_HOSTS = env_list("MEM0_ALLOWED_HOSTS")
 BROWSER_CDP_ALLOWED_HOSTS = env_list("BROWSER_CDP_ALLOWED_HOSTS")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.core.validators import MinValueValidator
 from django.db import models
 
 from .spec import AgentSpec
@@ -102,6 +103,11 @@ class ModelProfile(models.Model):
     secret = models.ForeignKey("vault.Secret", on_delete=models.PROTECT, null=True, blank=True, related_name="+")
     # Tokens; None when unknown (the context gauge is then omitted, never guessed).
     context_window = models.PositiveIntegerField(null=True, blank=True)
+    # The longest one model request may take; a hung provider ends its run failed at this bound
+    # instead of holding a worker's slot (docs/runner.md "Provider timeouts").
+    request_timeout_seconds = models.PositiveIntegerField(
+        default=120, validators=[MinValueValidator(1)], help_text="Seconds one model request may take."
+    )
     is_default = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 

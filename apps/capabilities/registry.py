@@ -386,20 +386,25 @@ class CapabilityRegistry:
         self._loader = loader
         self._loaded = loader is None
         self._lock = threading.RLock()
+        # The thread running the loader: the catalog's register() calls land here while it
+        # imports, and must not wait for themselves.
+        self._loading_thread: int | None = None
 
     def _ensure_loaded(self) -> None:
         if self._loaded:
             return
         with self._lock:
-            if not self._loaded:
-                # Set first: the catalog's register() calls land here while it imports.
+            if self._loaded or self._loading_thread == threading.get_ident():
+                return
+            # Loaded only once the whole catalog is in: another thread (a worker assembles
+            # several runs at once) waits on the lock instead of reading half a registry.
+            self._loading_thread = threading.get_ident()
+            assert self._loader is not None
+            try:
+                self._loader()
                 self._loaded = True
-                assert self._loader is not None
-                try:
-                    self._loader()
-                except BaseException:
-                    self._loaded = False
-                    raise
+            finally:
+                self._loading_thread = None
 
     def add(self, capability: Capability) -> Capability:
         with self._lock:

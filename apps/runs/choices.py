@@ -10,6 +10,8 @@ class RunStatus(models.TextChoices):
     running → awaiting_approval | awaiting_answer → running (resume)
     queued → cancelled (cancelled before a worker picked it up)
     queued | running → failed (the stale-run reaper; a live run's later terminal write wins)
+    running → failed (the lease sweep: its worker stopped renewing the lease)
+    running → cancelled (a cancel of a run whose lease lapsed: no worker is left to stop it)
     """
 
     QUEUED = "queued", "Queued"
@@ -48,6 +50,7 @@ class StopReason(models.TextChoices):
     INTERNAL_ERROR = "internal_error", "Internal error"
     NOT_RUNNABLE = "not_runnable", "Agent not runnable"
     REAPED = "reaped", "Reaped by the stale-run sweep"
+    WORKER_LOST = "worker_lost", "The worker running it stopped"
 
 
 class Surface(models.TextChoices):

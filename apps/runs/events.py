@@ -52,13 +52,18 @@ class SourceCard(TypedDict):
     host: str
 
 
-class ToolResultFrame(TypedDict):
+class _ToolResultFields(TypedDict):
     type: Literal["tool_result"]
     tool_name: str
     tool_call_id: str
     content: str
     # A page web_fetch read, or the results web_search found (apps.capabilities.tools.sources).
     sources: NotRequired[list[SourceCard]]
+
+
+class ToolResultFrame(_ToolResultFields, total=False):
+    # A create_chart result: the chart drawn as escaped SVG, inserted by the browser as is.
+    chart_svg: str
 
 
 class CostFrame(TypedDict):
@@ -79,12 +84,18 @@ class ContextUsageFrame(TypedDict, total=False):
     ratio: float
 
 
-class RunFinishedFrame(TypedDict):
+class _RunFinishedFields(TypedDict):
     type: Literal["run_finished"]
     status: str
     cost_usd: str
     cost_is_partial: bool
     error: str
+
+
+class RunFinishedFrame(_RunFinishedFields, total=False):
+    # Set when the frame was rebuilt from the row (the run's stream expired).
+    run_id: int
+    replayed_from: str
 
 
 def _prefix() -> str:

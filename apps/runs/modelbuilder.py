@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import ssl
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
@@ -18,6 +20,17 @@ OFFLINE_LABEL = "Offline model"
 MODEL_CLIENT_MAX_RETRIES = 2
 # An OpenAI-compatible server without a key (a local vLLM, llama.cpp …) still needs a non-empty one.
 KEYLESS_PLACEHOLDER = "not-needed"
+# A profile's request timeout unless it names its own (ModelProfile.request_timeout_seconds).
+DEFAULT_REQUEST_TIMEOUT_SECONDS = 120
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context per process: building one loads the system's CA store, about 20 ms of CPU,
+    which a worker starting fifty runs at once paid fifty times (docs/runner.md)."""
+    from httpx2._config import create_ssl_context
+
+    return create_ssl_context()
 
 
 class ModelUnavailable(Exception):
@@ -36,6 +49,8 @@ class ModelHandle:
     label: str
     # Tokens, from the profile or the price registry; None when unknown (the gauge draws no ratio).
     context_window: int | None = None
+    # The longest one model request may take before its run ends failed (the profile's own).
+    request_timeout_seconds: float = DEFAULT_REQUEST_TIMEOUT_SECONDS
 
 
 def default_model_profile(organization) -> ModelProfile:
@@ -84,13 +99,17 @@ def build_model(profile: ModelProfile) -> ModelHandle:
     if provider == Provider.OFFLINE:
         model: Model = OfflineModel()
     elif provider in (Provider.OPENAI, Provider.OPENAI_COMPATIBLE):
-        from openai import AsyncOpenAI
+        from openai import AsyncOpenAI, DefaultAsyncHttpxClient
         from pydantic_ai.models.openai import OpenAIChatModel
         from pydantic_ai.providers.openai import OpenAIProvider
 
         key = _key(profile, required=provider == Provider.OPENAI) or KEYLESS_PLACEHOLDER
         client = AsyncOpenAI(
-            base_url=profile.base_url or None, api_key=key, max_retries=MODEL_CLIENT_MAX_RETRIES
+            base_url=profile.base_url or None,
+            api_key=key,
+            max_retries=MODEL_CLIENT_MAX_RETRIES,
+            timeout=float(profile.request_timeout_seconds),
+            http_client=DefaultAsyncHttpxClient(verify=_tls_context()),
         )
         model = OpenAIChatModel(profile.model_name, provider=OpenAIProvider(openai_client=client))
     elif provider == Provider.OPENROUTER:
@@ -111,4 +130,5 @@ def build_model(profile: ModelProfile) -> ModelHandle:
         model_name=profile.model_name,
         label=profile_label(profile),
         context_window=context_window_of(profile),
+        request_timeout_seconds=float(profile.request_timeout_seconds),
     )

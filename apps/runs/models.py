@@ -113,6 +113,10 @@ class Run(models.Model):
     # The age the reaper measures: the last status transition, not the first start.
     last_transition_at = models.DateTimeField(auto_now_add=True)
     cancel_requested_at = models.DateTimeField(null=True, blank=True)
+    # While running: until when the worker holding the run vouches for it. The worker renews it
+    # every few seconds; a lapsed lease means the worker stopped, and the lease sweep fails the
+    # run within about a minute (docs/runner.md "Leases"). NULL when no worker holds the run.
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
     # A parked run's state (apps.approvals.parking): the message history and the parked call ids,
     # one level per delegate (a tree), plus the plan. NULL when the run is not parked.
     paused_state = models.JSONField(null=True, blank=True)
@@ -130,6 +134,12 @@ class Run(models.Model):
                 fields=["last_transition_at"],
                 condition=models.Q(status__in=["queued", "running"]),
                 name="run_live_transition_idx",
+            ),
+            # The lease sweep: running runs whose worker stopped renewing.
+            models.Index(
+                fields=["lease_expires_at"],
+                condition=models.Q(status="running"),
+                name="run_running_lease_idx",
             ),
             # An agent's runs this month (spend reports).
             models.Index(fields=["agent", "created_at"], name="run_agent_created_idx"),

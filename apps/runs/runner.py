@@ -23,7 +23,8 @@ import logging
 from dataclasses import dataclass, field
 
 from asgiref.sync import async_to_sync
-from django.db import transaction
+from celery import current_task
+from django.db import InterfaceError, OperationalError, connection, transaction
 from pydantic_ai import Agent, CancellationToken, DeferredToolRequests, UsageLimits
 from pydantic_ai.exceptions import (
     ModelAPIError,
@@ -63,22 +64,39 @@ from apps.vault.services import secret_reveal
 
 from . import services
 from .choices import RunStatus, StopReason
-from .events import FramePublisher
+from .events import (
+    ContextUsageFrame,
+    CostFrame,
+    FramePublisher,
+    RunFinishedFrame,
+    RunStartedFrame,
+    TextDeltaFrame,
+    ThinkingDeltaFrame,
+    ToolCallFrame,
+    ToolResultFrame,
+)
 from .gauge import context_gauge
 from .modelbuilder import ModelHandle, ModelUnavailable, build_model, model_profile_for
 from .models import Conversation, Run
 from .offline import offline_toolset
+from .runtime import InlineHost, RunHost, worker_host
 from .toolsets import ToolsetContext
 
 logger = logging.getLogger(__name__)
 
-# How often a running run looks for a cancel request.
-CANCEL_POLL_SECONDS = 0.25
 # The longest a held frame (a request's cost and context gauge, a tool call starting) waits for
 # the next write before it is written on its own.
 HELD_FRAMES_SECONDS = 0.05
 
 INTERNAL_ERROR_SENTENCE = "The run failed with an internal error; the details are in the server log."
+
+
+class ProviderTimeout(Exception):
+    """A model request took longer than its profile's ``request_timeout_seconds``."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        super().__init__(f"no answer within {seconds:g} s")
 
 
 class RunNotRunnable(Exception):
@@ -155,8 +173,11 @@ def _write_back_plan(run: Run, prepared: PreparedRun | None, status: str) -> Non
         Conversation.objects.filter(pk=run.conversation_id).update(plan=written.value)
 
 
-def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None) -> PreparedRun:
-    """The single funnel: a new or resumed run assembled from its published version."""
+def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None, db=None) -> PreparedRun:
+    """The single funnel: a new or resumed run assembled from its published version.
+
+    ``db`` is the session the run's event loop sends the guard's statements on (its host's,
+    apps/runs/runtime.py); by default this thread's own (agenticos/loopdb.py)."""
     version = run.agent_version
     agent_row = run.agent
     if agent_row.status == AgentStatus.ARCHIVED:
@@ -224,6 +245,7 @@ def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None) -> Pr
         model_name=handle.model_name,
         agent_limit_usd=spec.budget.monthly_usd,
         org_limit_usd=organization.monthly_budget_usd,
+        db=db,
     )
     guard = BudgetGuard(meter=meter)
     capabilities = [guard, LastAttemptArguments(), *contributions.run_capabilities(bindings, extras)]
@@ -272,12 +294,26 @@ class DriveState:
     deferred: DeferredToolRequests | None = None
 
 
-async def drive(prepared: PreparedRun, frames: FramePublisher | None, state: DriveState) -> None:
-    """Run the agent through pydantic-ai's own loop, streaming each node's events as frames."""
+async def drive(
+    prepared: PreparedRun,
+    frames: FramePublisher | None,
+    state: DriveState,
+    host: RunHost | None = None,
+    token: CancellationToken | None = None,
+) -> None:
+    """Run the agent through pydantic-ai's own loop, streaming each node's events as frames.
+
+    ``token`` is tripped by a cancel request; without one, drive() has ``host`` (by default a
+    watcher of this run alone, on the meter's session) watch for it while it runs."""
     run_id = prepared.run.pk
-    token = CancellationToken()
+    watched_here = token is None
+    if watched_here:
+        host = host if host is not None else RunHost(prepared.meter.db)
+        token = CancellationToken()
+        host.follow(run_id, token)
     send = frames.send if frames is not None else (lambda *frames: None)
     loop = asyncio.get_running_loop()
+    timeout_seconds = prepared.model.request_timeout_seconds
 
     def hold(*held: dict) -> None:
         # A frame nobody waits on to the millisecond rides with the next write (docs/live-runs.md).
@@ -289,29 +325,22 @@ async def drive(prepared: PreparedRun, frames: FramePublisher | None, state: Dri
 
     def settled(record: RequestRecord) -> None:
         hold(
-            {
-                "type": "cost",
-                "request": record.number,
-                "input_tokens": record.input_tokens,
-                "output_tokens": record.output_tokens,
-                "cost_usd": str(record.cost_usd),
-                "cost_is_partial": not record.priced,
-            },
+            CostFrame(
+                type="cost",
+                request=record.number,
+                input_tokens=record.input_tokens,
+                output_tokens=record.output_tokens,
+                cost_usd=str(record.cost_usd),
+                cost_is_partial=not record.priced,
+            ),
             # The context gauge: the provider's own input tokens of this request (seed 003).
-            {"type": "context_usage", **context_gauge(record.input_tokens, prepared.model.context_window)},
+            ContextUsageFrame(
+                type="context_usage", **context_gauge(record.input_tokens, prepared.model.context_window)
+            ),
         )
 
     prepared.guard.on_settled = settled
 
-    async def watch_for_cancel() -> None:
-        # A cancel asked before the claim already ended the run; the first look is one poll in.
-        while True:
-            await asyncio.sleep(CANCEL_POLL_SECONDS)
-            if await services.run_cancel_requested(prepared.meter.db, run_id):
-                token.cancel()
-                return
-
-    watcher = asyncio.create_task(watch_for_cancel())
     meter_token = prepared.meter.activate()
     try:
         async with prepared.agent.iter(
@@ -324,21 +353,33 @@ async def drive(prepared: PreparedRun, frames: FramePublisher | None, state: Dri
             state.agent_run = agent_run
             async for node in agent_run:
                 if Agent.is_model_request_node(node):
-                    async with node.stream(agent_run.ctx) as stream:
-                        async for event in stream:
-                            _model_event_frame(event, send, state)
+                    # A hung provider ends this run at its profile's timeout; the loop's other
+                    # runs never waited on it (docs/runner.md "Provider timeouts").
+                    deadline = asyncio.timeout(timeout_seconds)
+                    try:
+                        async with deadline:
+                            async with node.stream(agent_run.ctx) as stream:
+                                async for event in stream:
+                                    _model_event_frame(event, send, state)
+                    except TimeoutError as exc:
+                        if deadline.expired():
+                            raise ProviderTimeout(timeout_seconds) from exc
+                        raise
                 elif Agent.is_call_tools_node(node):
                     async with node.stream(agent_run.ctx) as stream:
                         async for event in stream:
-                            _tool_event_frame(event, send, hold)
+                            frame = _tool_event_frame(event, hold)
+                            if frame is not None:
+                                await _draw_chart(frame, event)
+                                send(frame)
             output = agent_run.result.output if agent_run.result is not None else ""
             if isinstance(output, DeferredToolRequests):
                 state.deferred, output = output, ""
             state.output = str(output)
     finally:
-        watcher.cancel()
-        # A check already sent is read to its end (loopdb) before the session goes back to the worker.
-        await asyncio.gather(watcher, return_exceptions=True)
+        if watched_here:
+            # A look already sent is read to its end (loopdb) before the session is used again.
+            await host.unfollow(run_id)
         prepared.meter.deactivate(meter_token)
         if frames is not None:
             frames.release()  # nothing of this run's loop follows for held frames to ride with
@@ -353,44 +394,51 @@ def _model_event_frame(event, send, state: DriveState) -> None:
     if isinstance(event, PartStartEvent):
         if isinstance(event.part, TextPart) and event.part.content:
             state.partial_text.append(event.part.content)
-            send({"type": "text_delta", "delta": event.part.content})
+            send(TextDeltaFrame(type="text_delta", delta=event.part.content))
         elif isinstance(event.part, ThinkingPart) and event.part.content:
-            send({"type": "thinking_delta", "delta": event.part.content})
+            send(ThinkingDeltaFrame(type="thinking_delta", delta=event.part.content))
     elif isinstance(event, PartDeltaEvent):
         if isinstance(event.delta, TextPartDelta):
             state.partial_text.append(event.delta.content_delta)
-            send({"type": "text_delta", "delta": event.delta.content_delta})
+            send(TextDeltaFrame(type="text_delta", delta=event.delta.content_delta))
         elif isinstance(event.delta, ThinkingPartDelta) and event.delta.content_delta:
-            send({"type": "thinking_delta", "delta": event.delta.content_delta})
+            send(ThinkingDeltaFrame(type="thinking_delta", delta=event.delta.content_delta))
 
 
-def _tool_event_frame(event, send, hold) -> None:
+def _tool_event_frame(event, hold) -> ToolResultFrame | None:
+    """A tool call starting is held (it rides with the next write); a tool result is returned,
+    to be sent once its chart, if any, is drawn."""
     if isinstance(event, FunctionToolCallEvent):
         hold(
-            {
-                "type": "tool_call",
-                "tool_name": event.part.tool_name,
-                "tool_call_id": event.part.tool_call_id,
-                "args": event.part.args_as_json_str(),
-            }
+            ToolCallFrame(
+                type="tool_call",
+                tool_name=event.part.tool_name,
+                tool_call_id=event.part.tool_call_id,
+                args=event.part.args_as_json_str(),
+            )
         )
     elif isinstance(event, FunctionToolResultEvent):
         part = event.part
-        frame = {
-            "type": "tool_result",
-            "tool_name": part.tool_name,
-            "tool_call_id": part.tool_call_id,
-            "content": part.model_response_str(),
-        }
-        chart = chart_artifact(getattr(part, "metadata", None))
-        if chart is not None:
-            # Drawn here, escaped, so a browser inserts it as is (the same drawing as on reload).
-            frame["chart_svg"] = render_chart_svg(chart)
+        frame = ToolResultFrame(
+            type="tool_result",
+            tool_name=part.tool_name,
+            tool_call_id=part.tool_call_id,
+            content=part.model_response_str(),
+        )
         sources = sources_of(getattr(part, "metadata", None))
         if sources:
             # A fetched page or search results: the console draws a source card from these.
             frame["sources"] = sources
-        send(frame)
+        return frame
+    return None
+
+
+async def _draw_chart(frame: ToolResultFrame, event) -> None:
+    chart = chart_artifact(getattr(event.part, "metadata", None))
+    if chart is not None:
+        # Drawn here, escaped, so a browser inserts it as is (the same drawing as on reload); on a
+        # thread, so a large chart never stalls the other runs this loop streams.
+        frame["chart_svg"] = await asyncio.to_thread(render_chart_svg, chart)
 
 
 # --- outcomes -----------------------------------------------------------------------------------
@@ -436,6 +484,12 @@ def outcome_of(exc: BaseException | None, prepared: PreparedRun | None) -> Outco
         )
     if isinstance(exc, (RunCancelled, asyncio.CancelledError)):
         return Outcome(RunStatus.CANCELLED, StopReason.CANCELLED, "The run was cancelled.")
+    if isinstance(exc, ProviderTimeout):
+        return Outcome(
+            RunStatus.FAILED,
+            StopReason.PROVIDER_ERROR,
+            f"The model provider did not answer within {exc.seconds:g} seconds (the model profile's request timeout).",
+        )
     if isinstance(exc, (ModelHTTPError, ModelAPIError)):
         return Outcome(RunStatus.FAILED, StopReason.PROVIDER_ERROR, provider_error_sentence(exc))
     if isinstance(exc, UnexpectedModelBehavior):
@@ -443,64 +497,137 @@ def outcome_of(exc: BaseException | None, prepared: PreparedRun | None) -> Outco
     return Outcome(RunStatus.FAILED, StopReason.INTERNAL_ERROR, INTERNAL_ERROR_SENTENCE)
 
 
+class RunClaimUnavailable(Exception):
+    """The run could not even be claimed (the database refused a connection, "too many
+    clients"...): nothing ran and nothing was booked, so the task tries again later."""
+
+
+def _on_a_worker_slot() -> bool:
+    """Is this thread executing a Celery task (a worker's pool slot), rather than a test, a
+    request or the benchmark calling the runner directly?"""
+    request = getattr(current_task, "request", None)
+    return bool(request is not None and request.id is not None and not request.is_eager)
+
+
 def execute_run(run_id: int, *, resume: bool = False, deferred_tool_results=None) -> str | None:
-    """Claim the run, drive it, and book the result whatever happens. Returns the final status."""
-    if not services.run_claim_running(run_id, resume=resume):
+    """Claim the run, drive it, and book the result whatever happens. Returns the final status.
+
+    Called from a worker's task (a resume after a decision), the run goes to the process's event
+    loop beside the others; called directly (tests, the benchmark, a resume asked in a request),
+    it runs on this thread's session, inside its transaction if any."""
+    if _on_a_worker_slot():
+        host = worker_host()
+        if not connection.in_atomic_block:
+            # This slot only waits from here on: its connection goes back to the pool meanwhile.
+            connection.close()
+        return host.run(
+            execute_run_async(run_id, host=host, resume=resume, deferred_tool_results=deferred_tool_results)
+        )
+    host = InlineHost()
+    return async_to_sync(execute_run_async)(
+        run_id, host=host, resume=resume, deferred_tool_results=deferred_tool_results
+    )
+
+
+def _claim(run_id: int, *, resume: bool) -> Run | None:
+    """The claim and the row, in one trip to the blocking threads; None when not claimable."""
+    try:
+        claimed = services.run_claim_running(run_id, resume=resume)
+    except (OperationalError, InterfaceError) as exc:
+        raise RunClaimUnavailable(str(exc)) from exc
+    if not claimed:
+        return None
+    return Run.objects.select_related("organization", "agent", "agent_version").get(pk=run_id)
+
+
+async def execute_run_async(
+    run_id: int, *, host: RunHost, resume: bool = False, deferred_tool_results=None
+) -> str | None:
+    """The life of one run on ``host``'s event loop: claim, prepare, drive, book its end.
+
+    Blocking ORM work goes through ``host.blocking`` (the worker's small thread pool, or the
+    calling thread inline); the guard's statements and the cancel watcher use ``host.db``."""
+    run = await host.blocking(_claim, run_id, resume=resume)
+    if run is None:
         logger.info("run %s was not claimable (cancelled, reaped or already running)", run_id)
         return None
-    run = Run.objects.select_related("organization", "agent", "agent_version").get(pk=run_id)
-    frames = FramePublisher(run.pk)
+    # Opening the publisher (a connection, a read of the stream's top) and closing it (waiting for
+    # every reply) are round trips to Redis: on a thread, never blocking the loop's other runs.
+    frames = await asyncio.to_thread(FramePublisher, run.pk)
     prepared: PreparedRun | None = None
     state = DriveState()
     failure: BaseException | None = None
+    # Watched from the claim on: a cancel asked while the run is being assembled (a busy worker
+    # assembles several at once) stops it before its first request.
+    token = CancellationToken()
+    host.follow(run_id, token)
     try:
-        prepared = prepare(run, resume=resume, deferred_tool_results=deferred_tool_results)
-        frames.send({"type": "run_started", "model_label": prepared.model.label})
-        async_to_sync(drive)(prepared, frames, state)
+        prepared = await host.blocking(
+            prepare, run, resume=resume, deferred_tool_results=deferred_tool_results, db=host.db
+        )
+        frames.send(RunStartedFrame(type="run_started", model_label=prepared.model.label))
+        await drive(prepared, frames, state, host, token)
     except BaseException as exc:  # every failure is named in the outcome below and logged here
         failure = exc
-        if isinstance(exc, (ModelHTTPError, ModelAPIError)):
+        if isinstance(exc, (ModelHTTPError, ModelAPIError, ProviderTimeout)):
             logger.warning("run %s: provider error: %s", run_id, exc)
         elif outcome_of(exc, prepared).stop_reason == StopReason.INTERNAL_ERROR:
             logger.exception("run %s failed", run_id)
     finally:
-        outcome = outcome_of(failure, prepared)
-        deferred = state.deferred if failure is None else None
-        if deferred is not None:
-            # Parked on a gated call or a question: a wait, not an end (apps.approvals.parking).
-            outcome = Outcome(parking.parked_status(deferred), "")
-        booking = {
-            "run": run,
-            "model": prepared.model if prepared else None,
-            "records": prepared.meter.records if prepared else [],
-            "messages": state.messages,
-            "output": state.output if state.output is not None else "".join(state.partial_text),
-        }
-        parked_frames: list[dict] = []
-        try:
-            # The run's end, its approval rows, questions and parked steps commit together.
-            with transaction.atomic():
-                finished = services.run_finish(outcome=outcome, **booking)
-                parked_frames = parking.after_run(
-                    run=finished, prepared=prepared, deferred=deferred, messages=state.messages, resumed=resume
-                )
-        except Exception:
-            logger.exception("run %s: booking its end failed", run_id)
-            finished = services.run_finish(
-                outcome=Outcome(RunStatus.FAILED, StopReason.INTERNAL_ERROR, INTERNAL_ERROR_SENTENCE), **booking
-            )
-        _write_back_plan(run, prepared, finished.status)
-        frames.send(
-            *parked_frames,
-            {
-                "type": "run_finished",
-                "status": finished.status,
-                "cost_usd": str(finished.cost_usd),
-                "cost_is_partial": finished.cost_is_partial,
-                "error": finished.error,
-            }
-        )
-        frames.close()
+        # A look already sent is read to its end (loopdb) before the session books the end.
+        await host.unfollow(run_id)
+    outcome = outcome_of(failure, prepared)
+    deferred = state.deferred if failure is None else None
+    if deferred is not None:
+        # Parked on a gated call or a question: a wait, not an end (apps.approvals.parking).
+        outcome = Outcome(parking.parked_status(deferred), "")
+    booking = {
+        "run": run,
+        "model": prepared.model if prepared else None,
+        "records": prepared.meter.records if prepared else [],
+        "messages": state.messages,
+        "output": state.output if state.output is not None else "".join(state.partial_text),
+    }
+    # Booked whatever happened, even when the run's own task is being cancelled (a worker
+    # shutting down): the booking runs to its end before the cancellation goes on.
+    booked = asyncio.ensure_future(
+        host.blocking(_book_end, run_id, outcome, booking, prepared, deferred, state.messages, resume)
+    )
+    try:
+        finished, parked_frames = await asyncio.shield(booked)
+    except asyncio.CancelledError:
+        finished, parked_frames = await booked
+        failure = failure or asyncio.CancelledError()
+    frames.send(
+        *parked_frames,
+        RunFinishedFrame(
+            type="run_finished",
+            status=finished.status,
+            cost_usd=str(finished.cost_usd),
+            cost_is_partial=finished.cost_is_partial,
+            error=finished.error,
+        ),
+    )
+    await asyncio.to_thread(frames.close)
     if failure is not None and not isinstance(failure, Exception):
-        raise failure  # KeyboardInterrupt / SystemExit: booked above, then let the worker stop
+        raise failure  # KeyboardInterrupt / SystemExit / cancellation: booked above, then stop
     return finished.status
+
+
+def _book_end(run_id, outcome, booking, prepared, deferred, messages, resume) -> tuple[Run, list[dict]]:
+    """The run's end, its approval rows, questions and parked steps, committed together."""
+    run = booking["run"]
+    parked_frames: list[dict] = []
+    try:
+        with transaction.atomic():
+            finished = services.run_finish(outcome=outcome, **booking)
+            parked_frames = parking.after_run(
+                run=finished, prepared=prepared, deferred=deferred, messages=messages, resumed=resume
+            )
+    except Exception:
+        logger.exception("run %s: booking its end failed", run_id)
+        finished = services.run_finish(
+            outcome=Outcome(RunStatus.FAILED, StopReason.INTERNAL_ERROR, INTERNAL_ERROR_SENTENCE), **booking
+        )
+    _write_back_plan(run, prepared, finished.status)
+    return finished, parked_frames

@@ -23,6 +23,7 @@ from apps.capabilities.tools.sources import WEB_TOOL_IDS, web_activity
 from apps.orgs.permissions import RUNS_VIEW, has_org_permission
 
 from .choices import TERMINAL_STATUSES
+from .events import RunFinishedFrame
 from .filters import RunHistoryFilters
 from .gauge import context_gauge, context_window_of, selected_profile_of
 from .models import Conversation, Message, Run
@@ -271,19 +272,19 @@ def conversation_run_ids(conversation_id: int, *, from_run_id: int | None) -> li
     return [latest] if latest is not None else []
 
 
-def run_terminal_frame(run_id: int) -> dict | None:
+def run_terminal_frame(run_id: int) -> RunFinishedFrame | None:
     """The terminal frame rebuilt from the row, for a finished run whose stream has expired."""
     run = Run.objects.filter(pk=run_id).values("status", "cost_usd", "cost_is_partial", "error").first()
     if run is None or run["status"] not in TERMINAL_STATUSES:
         return None
-    return {
-        "type": "run_finished",
-        "run_id": run_id,
-        "status": run["status"],
-        "cost_usd": str(run["cost_usd"]),
-        "cost_is_partial": run["cost_is_partial"],
-        "error": run["error"],
-    }
+    return RunFinishedFrame(
+        type="run_finished",
+        run_id=run_id,
+        status=run["status"],
+        cost_usd=str(run["cost_usd"]),
+        cost_is_partial=run["cost_is_partial"],
+        error=run["error"],
+    )
 
 
 def own_conversations(user, organization):

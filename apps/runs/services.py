@@ -18,7 +18,7 @@ from django.utils import timezone
 from psycopg.types.numeric import Int8
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
-from agenticos.loopdb import LoopConnection, Statement
+from agenticos.loopdb import Statement
 from apps.agents.selectors import can
 from apps.audit.services import record_audit
 from apps.orgs.permissions import AGENTS_RUN, RUNS_VIEW, has_org_permission
@@ -44,6 +44,10 @@ REAPED_SENTENCE = (
     "transition, so the process running it most likely died."
 )
 MAX_INPUT_CHARS = 100_000
+CANCELLED_ORPHAN_SENTENCE = "The run was cancelled; the worker running it had stopped."
+WORKER_LOST_SENTENCE = (
+    "The worker running this run stopped before the run ended; what it spent until then is booked."
+)
 
 
 def _enqueue(run_id: int) -> None:
@@ -118,7 +122,12 @@ def run_claim_running(run_id: int, *, resume: bool = False) -> bool:
     """queued → running (or parked → running for a resume), committed before any model call."""
     now = timezone.now()
     from_statuses = [RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_ANSWER] if resume else [RunStatus.QUEUED]
-    updates = {"status": RunStatus.RUNNING, "last_transition_at": now}
+    updates = {
+        "status": RunStatus.RUNNING,
+        "last_transition_at": now,
+        # The claiming worker vouches for the run from now on (renewed by its watcher).
+        "lease_expires_at": now + dt.timedelta(seconds=settings.RUN_LEASE_SECONDS),
+    }
     claimed = Run.objects.filter(pk=run_id, status__in=from_statuses, cancel_requested_at__isnull=True)
     if not resume:
         # A resume keeps the original started_at: the run spans both segments (seed 003).
@@ -126,15 +135,31 @@ def run_claim_running(run_id: int, *, resume: bool = False) -> bool:
     return claimed.update(**updates) == 1
 
 
-_CANCEL_REQUESTED = Statement(
-    "run_cancel_requested", f'SELECT cancel_requested_at IS NOT NULL FROM "{Run._meta.db_table}" WHERE id = %(run)s'
+_CANCELS_REQUESTED = Statement(
+    "runs_cancel_requested",
+    f'SELECT id FROM "{Run._meta.db_table}" WHERE id = ANY(%(runs)s) AND cancel_requested_at IS NOT NULL',
+)
+_LEASES_RENEW = Statement(
+    "runs_lease_renew",
+    f'UPDATE "{Run._meta.db_table}" SET lease_expires_at = now() + make_interval(secs => %(seconds)s) '
+    "WHERE id = ANY(%(runs)s) AND status = 'running'",
 )
 
 
-async def run_cancel_requested(db: LoopConnection, run_id: int) -> bool:
-    """Has someone asked to cancel this run? Asked from the run's event loop, on its session."""
-    rows = await db.fetch(_CANCEL_REQUESTED, {"run": Int8(run_id)})
-    return bool(rows and rows[0][0])
+async def runs_cancel_requested(db, run_ids: list[int]) -> list[int]:
+    """Which of these runs has someone asked to cancel? One statement for every run a worker
+    holds, sent from its event loop (apps/runs/runtime.py)."""
+    rows = await db.fetch(_CANCELS_REQUESTED, {"runs": [Int8(run_id) for run_id in run_ids]})
+    return [row[0] for row in rows]
+
+
+async def runs_lease_renew(db, run_ids: list[int]) -> None:
+    """The worker still holds these runs: push their leases RUN_LEASE_SECONDS ahead."""
+    if run_ids:
+        await db.fetch(
+            _LEASES_RENEW,
+            {"runs": [Int8(run_id) for run_id in run_ids], "seconds": float(settings.RUN_LEASE_SECONDS)},
+        )
 
 
 def may_cancel(user, run: Run) -> bool:
@@ -165,7 +190,20 @@ def run_cancel(*, actor, run: Run) -> Run:
             status__in=[RunStatus.RUNNING, RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_ANSWER],
             cancel_requested_at__isnull=True,
         ).update(cancel_requested_at=now)
-        if not flagged:
+        # No worker is left to notice a running run whose lease lapsed: it ends here, with what
+        # its ledger booked — also when an earlier cancel already flagged it and nobody noticed.
+        orphan_ended = _end_orphan(
+            run.pk,
+            from_status=RunStatus.RUNNING,
+            now=now,
+            status=RunStatus.CANCELLED,
+            stop_reason=StopReason.CANCELLED,
+            error=CANCELLED_ORPHAN_SENTENCE,
+            lease_lapsed=True,
+        )
+        if orphan_ended:
+            _reconcile_counters({run.organization_id}, now)
+        elif not flagged:
             current = Run.objects.get(pk=run.pk)
             if current.status in TERMINAL_STATUSES:
                 raise ValidationError({"status": f"the run is already {current.status}"})
@@ -209,6 +247,7 @@ def run_finish(*, run: Run, outcome, model, records, messages, output: str) -> R
         "output": output,
         "ended_at": now,
         "last_transition_at": now,
+        "lease_expires_at": None,
     }
     if model is not None:
         fields.update(model_label=model.label, model_provider=model.provider, model_name=model.model_name)
@@ -225,10 +264,11 @@ def run_finish(*, run: Run, outcome, model, records, messages, output: str) -> R
     with transaction.atomic():
         written = Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(**fields)
         if not written:
-            # The reaper ended it while it was still alive: its own terminal write lands later and wins.
-            written = Run.objects.filter(pk=run.pk, status=RunStatus.FAILED, stop_reason=StopReason.REAPED).update(
-                **fields
-            )
+            # A sweep ended it while it was still alive (the reaper, or the lease sweep after a long
+            # stall): its own terminal write lands later and wins.
+            written = Run.objects.filter(
+                pk=run.pk, status=RunStatus.FAILED, stop_reason__in=[StopReason.REAPED, StopReason.WORKER_LOST]
+            ).update(**fields)
         if not written:
             logger.warning("run %s: finish found it no longer running; outcome %s not written", run.pk, outcome.status)
             return Run.objects.get(pk=run.pk)
@@ -277,34 +317,104 @@ def runs_reap_stale(*, now: dt.datetime | None = None) -> int:
     organizations: set[int] = set()
     stale = Run.objects.filter(status__in=LIVE_STATUSES, last_transition_at__lt=cutoff)
     for run_id, status, organization_id in stale.values_list("pk", "status", "organization_id"):
-        ledger = Ledger.objects.filter(run_id=run_id).first()
-        fields = {
-            "status": RunStatus.FAILED,
-            "stop_reason": StopReason.REAPED,
-            "error": REAPED_SENTENCE.format(status=status, hours=hours),
-            "ended_at": now,
-            "last_transition_at": now,
-        }
-        if ledger is not None and ledger.request_count:
-            fields.update(
-                cost_usd=ledger.cost_usd,
-                cost_is_partial=True,
-                input_tokens=ledger.input_tokens,
-                output_tokens=ledger.output_tokens,
-                request_count=ledger.request_count,
-            )
-        # Claimed against the status and age it was read with: a run that moved meanwhile is left alone.
-        if Run.objects.filter(pk=run_id, status=status, last_transition_at__lt=cutoff).update(**fields):
+        if _end_orphan(
+            run_id,
+            from_status=status,
+            now=now,
+            status=RunStatus.FAILED,
+            stop_reason=StopReason.REAPED,
+            error=REAPED_SENTENCE.format(status=status, hours=hours),
+            older_than=cutoff,
+        ):
             reaped += 1
             organizations.add(organization_id)
+    _reconcile_counters(organizations, now)
+    if reaped:
+        logger.info("stale-run sweep ended %d run(s)", reaped)
+    return reaped
+
+
+def _end_orphan(
+    run_id: int,
+    *,
+    from_status: str,
+    now: dt.datetime,
+    status: str,
+    stop_reason: str,
+    error: str,
+    lease_lapsed: bool = False,
+    older_than: dt.datetime | None = None,
+) -> bool:
+    """End a run nothing alive will end, with the totals its ledger holds: every request was
+    committed as it was settled, so a dead worker's spend is on the row (a floor, marked partial:
+    the request in flight when it died may have been billed and never booked). Claimed against
+    the status it was read with (and a lapsed lease, or its age), so a run that moved meanwhile
+    is left alone."""
+    ledger = Ledger.objects.filter(run_id=run_id).first()
+    fields = {
+        "status": status,
+        "stop_reason": stop_reason,
+        "error": error,
+        "ended_at": now,
+        "last_transition_at": now,
+        "lease_expires_at": None,
+    }
+    if ledger is not None and ledger.request_count:
+        fields.update(
+            cost_usd=ledger.cost_usd,
+            cost_is_partial=True,
+            input_tokens=ledger.input_tokens,
+            output_tokens=ledger.output_tokens,
+            request_count=ledger.request_count,
+        )
+    claim = Run.objects.filter(pk=run_id, status=from_status)
+    if lease_lapsed:
+        claim = claim.filter(lease_expires_at__lt=now)
+    if older_than is not None:
+        claim = claim.filter(last_transition_at__lt=older_than)
+    return claim.update(**fields) == 1
+
+
+def _reconcile_counters(organization_ids: set[int], now: dt.datetime) -> None:
+    """A dead worker's reservations stay on the counters: recount them from the ledger, leaving
+    the reservations of runs still running alone."""
     month = month_of(now)
-    for organization_id in organizations:
+    for organization_id in organization_ids:
         busy = set(
             Run.objects.filter(organization_id=organization_id, status=RunStatus.RUNNING).values_list(
                 "agent_id", flat=True
             )
         )
         budget_counters_reconcile(organization_id=organization_id, busy_agent_ids=busy, month=month)
-    if reaped:
-        logger.info("stale-run sweep ended %d run(s)", reaped)
-    return reaped
+
+
+def runs_sweep_lapsed_leases(*, now: dt.datetime | None = None) -> int:
+    """Fail every running run whose worker stopped renewing its lease, with the ledger's totals.
+    Returns how many it ended. Runs no lease covers (claimed before leases existed) are left to
+    the stale-run reaper."""
+    now = now or timezone.now()
+    lapsed = Run.objects.filter(status=RunStatus.RUNNING, lease_expires_at__lt=now)
+    ended = 0
+    organizations: set[int] = set()
+    for run_id, organization_id, cancel_asked in lapsed.values_list("pk", "organization_id", "cancel_requested_at"):
+        # Someone asked to cancel it before anyone noticed the worker was gone: it ends as asked.
+        outcome = (
+            (RunStatus.CANCELLED, StopReason.CANCELLED, CANCELLED_ORPHAN_SENTENCE)
+            if cancel_asked is not None
+            else (RunStatus.FAILED, StopReason.WORKER_LOST, WORKER_LOST_SENTENCE)
+        )
+        if _end_orphan(
+            run_id,
+            from_status=RunStatus.RUNNING,
+            now=now,
+            status=outcome[0],
+            stop_reason=outcome[1],
+            error=outcome[2],
+            lease_lapsed=True,
+        ):
+            ended += 1
+            organizations.add(organization_id)
+    _reconcile_counters(organizations, now)
+    if ended:
+        logger.warning("lease sweep failed %d run(s) whose worker stopped", ended)
+    return ended

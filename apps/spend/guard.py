@@ -25,7 +25,7 @@ from asgiref.sync import sync_to_async
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ModelResponse
 
-from agenticos.loopdb import LoopConnection
+from agenticos.loopdb import LoopConnection, LoopPool
 
 from . import services
 from .models import BudgetScope, EntryKind
@@ -75,8 +75,9 @@ class RunMeter:
     model_name: str
     agent_limit_usd: Decimal | None
     org_limit_usd: Decimal | None
-    # The run's database session, used from its event loop (agenticos/loopdb.py).
-    db: LoopConnection
+    # The run's database session, used from its event loop (agenticos/loopdb.py): this thread's
+    # own (LoopConnection) or the worker's shared pool (LoopPool); both answer ``fetch``.
+    db: LoopConnection | LoopPool
     records: list[RequestRecord] = field(default_factory=list)
     # What is reserved on the counters for this run's request in flight or next request: the
     # estimate of a request being sent, or the reservation made ahead when the previous one was
@@ -93,7 +94,11 @@ class RunMeter:
     _caps: list[services.Cap] = field(default_factory=list)
 
     @classmethod
-    def open(cls, *, run, provider: str, model_name: str, agent_limit_usd, org_limit_usd) -> RunMeter:
+    def open(
+        cls, *, run, provider: str, model_name: str, agent_limit_usd, org_limit_usd, db=None
+    ) -> RunMeter:
+        """``db``: the session the run's loop sends the guard's moves on (a worker's shared
+        ``LoopPool``); by default this thread's own session (``LoopConnection``)."""
         ledger = services.ledger_open(run=run)
         meter = cls(
             organization_id=run.organization_id,
@@ -103,7 +108,7 @@ class RunMeter:
             model_name=model_name,
             agent_limit_usd=agent_limit_usd,
             org_limit_usd=org_limit_usd,
-            db=LoopConnection(),
+            db=db if db is not None else LoopConnection(),
         )
         meter._counters()
         return meter

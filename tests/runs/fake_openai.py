@@ -2,7 +2,7 @@
 and streamed (SSE), tool calls, usage; scripted failures by model name.
 
 Models: ``*-429`` / ``*-500`` answer their first request with a tool call and fail the next with
-that status. Any other model calls ``echo`` when the prompt starts with "use echo" (once), and
+that status; ``*-hang`` never answers (until the server stops). ``latency`` delays every answer. Any other model calls ``echo`` when the prompt starts with "use echo" (once), and
 otherwise answers with text. Usage is reported as 10 input tokens per message and 5 output tokens.
 """
 
@@ -14,8 +14,22 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+def _scripted_tools(prompt: str, messages: list[dict]) -> dict | None:
+    """``/tools N NAME``: call the tool NAME (no arguments) until N results are in, then answer —
+    N + 1 requests, for runs of several requests (the runtime benchmark)."""
+    if not prompt.startswith("/tools "):
+        return None
+    _, count, name = prompt.split()[:3]
+    done = sum(1 for m in messages if m.get("role") == "tool")
+    if done >= int(count):
+        return None
+    return {"id": f"call_{done + 1}", "type": "function", "function": {"name": name, "arguments": "{}"}}
+
+
 class FakeOpenAI:
-    def __init__(self) -> None:
+    def __init__(self, *, latency: float = 0.0) -> None:
+        self.latency = latency
+        self._stopping = threading.Event()
         self.requests: list[dict] = []
         self.headers: list[dict] = []
         server = self
@@ -33,6 +47,9 @@ class FakeOpenAI:
                 server.handle(self, body)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        # Many runs at once connect together (the worker runtime's tests).
+        self.httpd.request_queue_size = 1024
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
@@ -44,6 +61,7 @@ class FakeOpenAI:
         return self
 
     def __exit__(self, *exc):
+        self._stopping.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 
@@ -51,6 +69,11 @@ class FakeOpenAI:
 
     def handle(self, handler, body: dict) -> None:
         model = body.get("model", "")
+        if model.endswith("-hang"):
+            self._stopping.wait()
+            return
+        if self.latency:
+            time.sleep(self.latency)
         messages = body.get("messages", [])
         has_tool_result = any(m.get("role") == "tool" for m in messages)
         for status in (429, 500):
@@ -61,7 +84,11 @@ class FakeOpenAI:
         if isinstance(prompt, list):
             prompt = " ".join(p.get("text", "") for p in prompt)
         wants_tool = (prompt.startswith("use echo") or model.endswith(("-429", "-500"))) and not has_tool_result
-        if wants_tool:
+        scripted = _scripted_tools(prompt, messages)
+        if scripted is not None:
+            message = {"role": "assistant", "content": None, "tool_calls": [scripted]}
+            finish = "tool_calls"
+        elif wants_tool:
             message = {
                 "role": "assistant",
                 "content": None,
@@ -125,7 +152,7 @@ class FakeOpenAI:
         chunk({"role": "assistant", "content": ""})
         if message.get("tool_calls"):
             call = message["tool_calls"][0]
-            chunk({"tool_calls": [{"index": 0, "id": call["id"], "type": "function", "function": {"name": "echo", "arguments": ""}}]})
+            chunk({"tool_calls": [{"index": 0, "id": call["id"], "type": "function", "function": {"name": call["function"]["name"], "arguments": ""}}]})
             args = call["function"]["arguments"]
             for start in range(0, len(args), 5):
                 chunk({"tool_calls": [{"index": 0, "function": {"arguments": args[start : start + 5]}}]})
@@ -139,3 +166,15 @@ class FakeOpenAI:
         handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         handler.wfile.write(b"0\r\n\r\n")
         handler.wfile.flush()
+
+
+if __name__ == "__main__":
+    # A server in a process of its own (bench/bench_worker_runtime.py): prints its base URL.
+    import sys
+
+    with FakeOpenAI(latency=float(sys.argv[1]) if len(sys.argv) > 1 else 0.0) as server:
+        print(server.base_url, flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass

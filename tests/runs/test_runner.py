@@ -180,3 +180,33 @@ def test_a_runs_frames_hold_every_requests_cost_in_order_before_the_end(org, mem
     assert kinds.count("context_usage") == 3
     assert kinds.count("tool_call") == kinds.count("tool_result") == 2
     assert sum(Decimal(frame["cost_usd"]) for frame in costs) == Run.objects.get(pk=run.pk).cost_usd
+
+
+@pytest.mark.django_db
+def test_every_frame_a_run_sends_matches_its_typed_definition(org, member, echo_toolset):
+    """apps/runs/events.py defines each frame the runner sends; a frame with a key its type does
+    not declare, or without one it requires, is a contract change clients would discover first."""
+    from typing import get_type_hints
+
+    from apps.runs import events
+
+    typed = {
+        "run_started": events.RunStartedFrame,
+        "text_delta": events.TextDeltaFrame,
+        "thinking_delta": events.ThinkingDeltaFrame,
+        "tool_call": events.ToolCallFrame,
+        "tool_result": events.ToolResultFrame,
+        "cost": events.CostFrame,
+        "context_usage": events.ContextUsageFrame,
+        "run_finished": events.RunFinishedFrame,
+    }
+    agent = published_agent(org, capabilities=[{"id": echo_toolset}])
+    run = run_now(member, org, agent, '/call echo {"text": "one"}')
+
+    frames = frames_after(run.pk)
+    assert {frame["type"] for frame in frames} >= {"run_started", "tool_call", "tool_result", "cost", "run_finished"}
+    for frame in frames:
+        definition = typed[frame["type"]]
+        declared = set(get_type_hints(definition)) | {"seq", "run_id"}
+        assert set(frame) <= declared, (frame["type"], set(frame) - declared)
+        assert definition.__required_keys__ <= set(frame), (frame["type"], definition.__required_keys__ - set(frame))

@@ -96,7 +96,7 @@ class ModelProfileSerializer(StrictJSONMixin, serializers.ModelSerializer):
         model = ModelProfile
         fields = [
             "id", "label", "provider", "model_name", "base_url", "secret_id", "has_secret",
-            "context_window", "is_default", "is_offline", "created_at",
+            "context_window", "request_timeout_seconds", "is_default", "is_offline", "created_at",
         ]
         read_only_fields = ["id", "created_at"]
         extra_kwargs = {"provider": {"choices": Provider.choices}}
