@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import weakref
 from collections import deque
-from typing import Literal, NotRequired, TypedDict
+from typing import Literal, TypedDict
 
 import redis
 from django.conf import settings
@@ -57,13 +57,13 @@ class _ToolResultFields(TypedDict):
     tool_name: str
     tool_call_id: str
     content: str
-    # A page web_fetch read, or the results web_search found (apps.capabilities.tools.sources).
-    sources: NotRequired[list[SourceCard]]
 
 
 class ToolResultFrame(_ToolResultFields, total=False):
     # A create_chart result: the chart drawn as escaped SVG, inserted by the browser as is.
     chart_svg: str
+    # A page web_fetch read, or the results web_search found (apps.capabilities.tools.sources).
+    sources: list[SourceCard]
 
 
 class CostFrame(TypedDict):
