@@ -32,7 +32,7 @@ def network(monkeypatch, site):
     net.serve(DOCS_IP, site.port)
     yield net
     # Whatever the test checked, nothing may have tried to leave loopback unannounced.
-    unexpected = [r for r in net.refused if r not in getattr(net, "expected_refusals", [])]
+    unexpected = [r for r in net.refused if r not in net.expected_refusals]
     assert not unexpected, f"a connection tried to leave 127.0.0.1: {unexpected}"
 
 

@@ -61,6 +61,8 @@ class LoopbackOnlyNetwork:
     lookups: list[str] = field(default_factory=list)
     connected: list[tuple[str, int]] = field(default_factory=list)
     refused: list[tuple[str, int]] = field(default_factory=list)
+    # Refusals a test provoked on purpose (the guard's own test); any other fails the test.
+    expected_refusals: list[tuple[str, int]] = field(default_factory=list)
 
     # -- what the test declares ------------------------------------------------------------
     def answer(self, name: str, *answers: str | list[str]) -> None:

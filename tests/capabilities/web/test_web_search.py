@@ -199,11 +199,17 @@ def test_exa_takes_the_vault_key(api, org, member, key):
     [("tavily", "/search", 401), ("brave", "/res/v1/web/search", 403), ("exa", "/search", 401)],
 )
 def test_a_refused_key_is_said_as_text(api, org, member, key, method, path, status):
+    from apps.capabilities.tools.sources import web_activity
+
     api.route("127.0.0.1", path, Page.json({"detail": {"error": "bad key"}}, status=status))
-    part = only_return(search(member, org, "anything", config={"method": method}, secret_id=key.pk))
+    run = search(member, org, "anything", config={"method": method}, secret_id=key.pk)
+    part = only_return(run)
     assert part.outcome == "success"
     assert "refused the agent's API key" in part.model_response_str()
     assert "must check the key" in part.model_response_str()
+    assert [(r["tool"], r["target"], r["outcome"]) for r in web_activity(run.transcript)] == [
+        ("web_search", "anything", "refused")
+    ]
 
 
 @pytest.mark.parametrize(
@@ -224,3 +230,19 @@ def test_an_unreachable_service_is_a_retry(network, org, member, key, monkeypatc
     )
     assert part.outcome == "retried"
     assert "Brave Search could not be reached" in part.content
+
+
+def test_no_spec_can_point_a_search_or_a_fetch_at_another_host():
+    """The endpoints are code (web_search.ENDPOINTS): a config naming one is refused like any
+    unknown setting, so it is a publish error, never a request."""
+    from pydantic import ValidationError
+
+    from apps.capabilities.registry import get_capability
+
+    for capability, key in (
+        ("web_research", "base_url"),
+        ("web_research", "endpoint"),
+        ("web_fetch", "proxy"),
+    ):
+        with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
+            get_capability(capability).parse_config({key: "http://127.0.0.1:1/"})
