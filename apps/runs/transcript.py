@@ -33,6 +33,7 @@ from apps.approvals.choices import ApprovalStatus, QuestionStatus
 from apps.approvals.models import Question, ToolApproval
 from apps.capabilities.tools.chart_svg import render_chart_svg
 from apps.capabilities.tools.charts import chart_artifact
+from apps.capabilities.tools.sources import sources_of
 
 from . import selectors
 from .choices import RunStatus
@@ -187,13 +188,25 @@ def _blocks(run: Run, content: str, approvals: dict, questions: dict) -> list[di
                             "pretty": _pretty(result),
                         }
                     )
-                    chart = chart_artifact(getattr(part, "metadata", None))
+                    metadata = getattr(part, "metadata", None)
+                    chart = chart_artifact(metadata)
                     if chart is not None:
                         blocks.add(
                             {
                                 "kind": "chart",
                                 "tool_call_id": part.tool_call_id,
                                 "svg": render_chart_svg(chart),
+                            }
+                        )
+                    sources = sources_of(metadata)
+                    if sources:
+                        # The page web_fetch read or the results web_search found, as the
+                        # source cards the live frame drew.
+                        blocks.add(
+                            {
+                                "kind": "sources",
+                                "tool_call_id": part.tool_call_id,
+                                "sources": sources,
                             }
                         )
     # Cards whose call the transcript does not show (a run that stopped before storing it).

@@ -269,6 +269,27 @@
     return card;
   }
 
+  // The page web_fetch read or the results web_search found (the same cards _turn.html draws on
+  // reload). Built from text nodes; the server passed only http(s) links (capabilities/tools/sources.py).
+  function sourceCards(frame) {
+    var list = el("ul", "source-cards");
+    list.dataset.toolCallId = frame.tool_call_id || "";
+    list.setAttribute("aria-label", "Sources");
+    frame.sources.forEach(function (source) {
+      var item = el("li", "source-card");
+      var link = el("a");
+      link.href = source.url;
+      link.rel = "noopener noreferrer nofollow";
+      link.target = "_blank";
+      link.appendChild(el("span", "source-title", source.title || source.host));
+      link.appendChild(document.createTextNode(" "));
+      link.appendChild(el("span", "source-host", source.host));
+      item.appendChild(link);
+      list.appendChild(item);
+    });
+    return list;
+  }
+
   function chartFigure(frame) {
     var figure = el("figure", "chart");
     figure.dataset.toolCallId = frame.tool_call_id || "";
@@ -405,6 +426,10 @@
             }
             if (frame.chart_svg && !has('figure.chart[data-tool-call-id="' + frame.tool_call_id + '"]')) {
               body().appendChild(chartFigure(frame));
+            }
+            if (frame.sources && frame.sources.length &&
+                !has('.source-cards[data-tool-call-id="' + frame.tool_call_id + '"]')) {
+              body().appendChild(sourceCards(frame));
             }
             break;
           case "tool_approval_required":
