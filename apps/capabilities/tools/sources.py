@@ -6,8 +6,8 @@ with the run, so the console can draw a source card (title, host, link) live fro
 ``tool_result`` frame and again after a reload from the stored transcript. The model never sees
 it (pydantic-ai keeps a return's metadata out of the request).
 
-:func:`transcript_sources` reads them back from a stored transcript (the reload path), and
-:func:`web_activity` lists each web call of a transcript with its URL or query and its outcome,
+The chat's transcript (``apps.runs.transcript``) reads them back per tool return with
+:func:`sources_of` (the reload path), and :func:`web_activity` lists each web call of a transcript with its URL or query and its outcome,
 for a run's detail view.
 """
 
@@ -51,20 +51,6 @@ def sources_of(metadata: Any) -> list[dict[str, str]]:
 
 
 WEB_TOOL_IDS = ("web_fetch", "web_search")
-
-
-def transcript_sources(transcript: list[dict] | None) -> list[dict[str, Any]]:
-    """Every tool return of a stored transcript that carries sources, in order:
-    ``{"tool_call_id", "sources"}``."""
-    found = []
-    for message in transcript or []:
-        for part in message.get("parts") or []:
-            if part.get("part_kind") != "tool-return":
-                continue
-            sources = sources_of(part.get("metadata"))
-            if sources:
-                found.append({"tool_call_id": part.get("tool_call_id") or "", "sources": sources})
-    return found
 
 
 def web_activity(

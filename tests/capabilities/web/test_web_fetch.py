@@ -136,8 +136,8 @@ def test_a_redirect_to_a_blocked_host_is_refused_at_the_hop(network, site, org, 
 def test_the_source_card_data_is_in_the_live_frame_and_in_the_stored_transcript(
     network, site, org, member
 ):
-    from apps.capabilities.tools.sources import transcript_sources
     from apps.runs.events import frames_after
+    from apps.runs.transcript import chat_turns
 
     site.route("news.example", "/rates", Page(ARTICLE))
     link = url(site, "news.example", "/rates")
@@ -145,10 +145,10 @@ def test_the_source_card_data_is_in_the_live_frame_and_in_the_stored_transcript(
     card = {"url": link, "title": "Rates rise again", "host": "news.example"}
     (frame,) = [f for f in frames_after(run.pk) if f["type"] == "tool_result"]
     assert frame["sources"] == [card]
-    # After a reload the console reads the same card from the stored transcript.
-    assert transcript_sources(run.transcript) == [
-        {"tool_call_id": frame["tool_call_id"], "sources": [card]}
-    ]
+    # After a reload the chat's turn carries the same card, read from the stored transcript.
+    (turn,) = [t for t in chat_turns(run.conversation) if t["role"] == "assistant"]
+    blocks = [b for b in turn["blocks"] if b["kind"] == "sources"]
+    assert blocks == [{"kind": "sources", "tool_call_id": frame["tool_call_id"], "sources": [card]}]
 
 
 def test_each_web_call_of_a_run_is_listed_with_its_url_and_outcome(network, site, org, member):
