@@ -112,7 +112,16 @@ def test_hsts_is_sent_over_https_and_http_is_redirected(client, db):
 
 @pytest.mark.parametrize(
     "query",
-    ["limit=501", "limit=0", "limit=abc", "limit=²", "offset=-1", "offset=99999999999999999999"],
+    [
+        "limit=501",
+        "limit=0",
+        "limit=abc",
+        "limit=²",
+        "limit=",
+        "offset=-1",
+        "offset=",
+        "offset=99999999999999999999",
+    ],
 )
 def test_a_limit_or_offset_outside_its_type_is_a_422_naming_it(org, owner, client_for, query):
     response = client_for(owner, org).get(f"/api/v1/memberships/?{query}")
