@@ -18,6 +18,7 @@ from channels.testing import WebsocketCommunicator
 from agenticos.asgi import application
 from apps.orgs.services import api_key_create
 from tests.runs.factories import published_agent, queued_run
+from tests.runs.test_consumer import handshake
 
 BEYOND_BIGINT = "99999999999999999999"
 
@@ -215,7 +216,7 @@ def test_a_websocket_cursor_outside_its_type_closes_4422(org, member, cursor):
             f"/ws/runs/{run.pk}/?after={cursor}",
             headers=[(b"authorization", f"Bearer {key}".encode())],
         )
-        return await communicator.connect()
+        return await handshake(communicator)
 
     assert async_to_sync(scenario)() == (False, 4422)
 

@@ -18,6 +18,7 @@ from agenticos.asgi import application
 from apps.orgs.models import ApiKey
 from apps.orgs.services import api_key_create
 from tests.runs.factories import published_agent, queued_run
+from tests.runs.live import asgi_server  # noqa: F401  (fixture)
 
 # --- Content-Security-Policy -------------------------------------------------------------
 
@@ -268,3 +269,40 @@ def test_an_expiry_in_the_past_or_out_of_range_is_a_422(org, member, client_for,
 def test_a_key_without_expiry_never_expires(org, member, client_for):
     response = client_for(member, org).post("/api/v1/api-keys/", {"name": "ci"}, format="json")
     assert response.json()["expires_at"] is None and response.json()["active"] is True
+
+
+# --- websocket close codes, as a real client receives them -------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    "path, key_of, code",
+    [
+        ("/ws/runs/999999/", "member", 4404),
+        ("/ws/runs/{run}/?after=²", "member", 4422),
+        ("/ws/runs/{run}/", "bad", 4401),
+    ],
+)
+def test_a_real_client_receives_the_close_code_the_docs_promise(
+    asgi_server,  # noqa: F811
+    org,
+    member,
+    path,
+    key_of,
+    code,  # noqa: F811
+):
+    """A close before the accept reached a real client as an HTTP 403 with no code at all."""
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+
+    run = queued_run(member, org, published_agent(org))
+    key = (
+        api_key_create(actor=None, organization=org, user=member, name="ws")[1]
+        if key_of == "member"
+        else "aos_not-a-key"
+    )
+    url = f"ws://{asgi_server}{path.format(run=run.pk)}"
+    with connect(url, additional_headers={"Authorization": f"Bearer {key}"}, open_timeout=10) as ws:
+        with pytest.raises(ConnectionClosed):
+            ws.recv(timeout=10)
+        assert ws.close_code == code
