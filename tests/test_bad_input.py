@@ -229,3 +229,24 @@ def test_a_second_secret_of_the_same_name_is_a_422_naming_it(org, owner, client_
     again = client.post("/api/v1/secrets/", body, format="json")
     assert again.status_code == 422
     assert "name" in again.json()
+
+
+@pytest.mark.parametrize("secret", ["²", "5 ", BEYOND_BIGINT])
+def test_the_builder_form_reads_a_bad_secret_id_as_none_not_a_500(client, org, builder, secret):
+    from apps.agents.services import agent_create
+
+    agent = agent_create(actor=builder, organization=org, name="A", spec=None)
+    client.force_login(builder)
+    data = {
+        "name": "A",
+        "instructions": "Help.",
+        "max_steps": "25",
+        "budget_monthly_usd": "",
+        "cap.web_research.enabled": "on",
+        "cap.web_research.secret_id": secret,
+        "action": "save",
+    }
+    response = client.post(f"/agents/{agent.pk}/", data)
+    assert response.status_code == 302
+    agent.refresh_from_db()
+    assert all(b.secret_id is None for b in agent.draft.capabilities)
