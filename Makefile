@@ -4,7 +4,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test bench lint install install-dev browser clean-data
+.PHONY: run test bench fuzz lint install install-dev browser clean-data
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,12 @@ test: install-dev browser
 # background work after it (autovacuum, checkpoints) would land on whatever runs next.
 bench: install-dev
 	$(BIN)/agenticos test -m bench -s bench/bench_runner.py bench/bench_frames.py bench/bench_worker_runtime.py bench/bench_audit.py
+
+# schemathesis over the API's OpenAPI schema, as an owner and as a member, against a server the
+# suite starts (tests/fuzz). FUZZ_MAX_EXAMPLES bounds the cases per operation (default 10);
+# the reports land in .agenticos/fuzz/.
+fuzz: install-dev
+	$(BIN)/agenticos test -m fuzz tests/fuzz -p no:warnings
 
 lint: install-dev
 	$(BIN)/ruff check agenticos apps tests

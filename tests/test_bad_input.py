@@ -18,6 +18,7 @@ from channels.testing import WebsocketCommunicator
 from agenticos.asgi import application
 from apps.orgs.services import api_key_create
 from tests.runs.factories import published_agent, queued_run
+from tests.runs.test_consumer import handshake
 
 BEYOND_BIGINT = "99999999999999999999"
 
@@ -36,6 +37,8 @@ def owner_client(org, owner, client_for):
         ("/api/v1/runs/?user_id=" + BEYOND_BIGINT, "user_id"),
         ("/api/v1/runs/?took_over_ms=" + BEYOND_BIGINT, "took_over_ms"),
         ("/api/v1/runs/?took_over_ms=²", "took_over_ms"),
+        # Found by `make fuzz`: within bigint, but past what a timedelta holds.
+        ("/api/v1/runs/?took_over_ms=9223372036854775807", "took_over_ms"),
         ("/api/v1/runs/?started_to=9999-12-31", "started_to"),
         ("/api/v1/runs/?started_from=0001-01-01", "started_from"),
         ("/api/v1/runs/?started_from=9999-12-31T23:59:59-12:00", "started_from"),
@@ -213,7 +216,7 @@ def test_a_websocket_cursor_outside_its_type_closes_4422(org, member, cursor):
             f"/ws/runs/{run.pk}/?after={cursor}",
             headers=[(b"authorization", f"Bearer {key}".encode())],
         )
-        return await communicator.connect()
+        return await handshake(communicator)
 
     assert async_to_sync(scenario)() == (False, 4422)
 
@@ -226,3 +229,24 @@ def test_a_second_secret_of_the_same_name_is_a_422_naming_it(org, owner, client_
     again = client.post("/api/v1/secrets/", body, format="json")
     assert again.status_code == 422
     assert "name" in again.json()
+
+
+@pytest.mark.parametrize("secret", ["²", "5 ", BEYOND_BIGINT])
+def test_the_builder_form_reads_a_bad_secret_id_as_none_not_a_500(client, org, builder, secret):
+    from apps.agents.services import agent_create
+
+    agent = agent_create(actor=builder, organization=org, name="A", spec=None)
+    client.force_login(builder)
+    data = {
+        "name": "A",
+        "instructions": "Help.",
+        "max_steps": "25",
+        "budget_monthly_usd": "",
+        "cap.web_research.enabled": "on",
+        "cap.web_research.secret_id": secret,
+        "action": "save",
+    }
+    response = client.post(f"/agents/{agent.pk}/", data)
+    assert response.status_code == 302
+    agent.refresh_from_db()
+    assert all(b.secret_id is None for b in agent.draft.capabilities)

@@ -18,6 +18,7 @@ from agenticos.asgi import application
 from apps.orgs.models import ApiKey
 from apps.orgs.services import api_key_create
 from tests.runs.factories import published_agent, queued_run
+from tests.runs.live import asgi_server  # noqa: F401  (fixture)
 
 # --- Content-Security-Policy -------------------------------------------------------------
 
@@ -112,7 +113,16 @@ def test_hsts_is_sent_over_https_and_http_is_redirected(client, db):
 
 @pytest.mark.parametrize(
     "query",
-    ["limit=501", "limit=0", "limit=abc", "limit=²", "offset=-1", "offset=99999999999999999999"],
+    [
+        "limit=501",
+        "limit=0",
+        "limit=abc",
+        "limit=²",
+        "limit=",
+        "offset=-1",
+        "offset=",
+        "offset=99999999999999999999",
+    ],
 )
 def test_a_limit_or_offset_outside_its_type_is_a_422_naming_it(org, owner, client_for, query):
     response = client_for(owner, org).get(f"/api/v1/memberships/?{query}")
@@ -259,3 +269,40 @@ def test_an_expiry_in_the_past_or_out_of_range_is_a_422(org, member, client_for,
 def test_a_key_without_expiry_never_expires(org, member, client_for):
     response = client_for(member, org).post("/api/v1/api-keys/", {"name": "ci"}, format="json")
     assert response.json()["expires_at"] is None and response.json()["active"] is True
+
+
+# --- websocket close codes, as a real client receives them -------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    "path, key_of, code",
+    [
+        ("/ws/runs/999999/", "member", 4404),
+        ("/ws/runs/{run}/?after=²", "member", 4422),
+        ("/ws/runs/{run}/", "bad", 4401),
+    ],
+)
+def test_a_real_client_receives_the_close_code_the_docs_promise(
+    asgi_server,  # noqa: F811
+    org,
+    member,
+    path,
+    key_of,
+    code,  # noqa: F811
+):
+    """A close before the accept reached a real client as an HTTP 403 with no code at all."""
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+
+    run = queued_run(member, org, published_agent(org))
+    key = (
+        api_key_create(actor=None, organization=org, user=member, name="ws")[1]
+        if key_of == "member"
+        else "aos_not-a-key"
+    )
+    url = f"ws://{asgi_server}{path.format(run=run.pk)}"
+    with connect(url, additional_headers={"Authorization": f"Bearer {key}"}, open_timeout=10) as ws:
+        with pytest.raises(ConnectionClosed):
+            ws.recv(timeout=10)
+        assert ws.close_code == code

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError as PydanticValidationError
 
+from agenticos import params as parsing
 from apps.capabilities.approval import resolve_tool_approval_decision
 from apps.capabilities.registry import CATEGORIES, CATEGORY_LABELS, Capability, all_capabilities
 
@@ -210,7 +211,8 @@ def parse_builder_post(post, current_spec: dict) -> dict:
         binding["config"] = parse_config_post(cap, post, prefix)
         binding["approval"] = post.get(f"{prefix}.approval") or "default"
         secret = post.get(f"{prefix}.secret_id", "")
-        binding["secret_id"] = int(secret) if secret.isdigit() else None
+        # The one parsing layer: "²" passes isdigit() and breaks int() (a 500 before).
+        binding["secret_id"] = parsing.parse_id("secret_id", secret, {}) if secret else None
         tool_approval, tool_overrides = {}, {}
         for spec_tool in cap.tools:
             tprefix = f"{prefix}.tool.{spec_tool.id}"

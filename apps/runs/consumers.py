@@ -304,14 +304,21 @@ class _FramesConsumer(AsyncWebsocketConsumer):
     redis: aioredis.Redis | None = None
     joined = False  # counted among the sockets holding the access connection open
 
+    async def _refuse(self, code: int) -> None:
+        # A close before the accept is a refused handshake: the server answers it with an HTTP
+        # 403 and the client never sees a code. Accept, then close, so the close code the docs
+        # promise (4401, 4404, 4422) is what the client receives.
+        await self.accept()
+        await self.close(code=code)
+
     async def _caller(self) -> bool:
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+            await self._refuse(CLOSE_UNAUTHENTICATED)
             return False
         organization = await _organization_for(self.scope)
         if organization is None:
-            await self.close(code=CLOSE_NOT_FOUND)
+            await self._refuse(CLOSE_NOT_FOUND)
             return False
         self.user_id = user.pk
         self.organization_id = organization.pk
@@ -335,7 +342,7 @@ class _FramesConsumer(AsyncWebsocketConsumer):
         if not await self._caller():
             return False
         if not await self._may_follow():
-            await self.close(code=CLOSE_NOT_FOUND)
+            await self._refuse(CLOSE_NOT_FOUND)
             return False
         return True
 
@@ -413,7 +420,7 @@ class RunFramesConsumer(_FramesConsumer):
                 _cursor(parse_qs(self.scope.get("query_string", b"").decode()), "after") or 0
             )
         except BadCursor:
-            await self.close(code=CLOSE_BAD_CURSOR)
+            await self._refuse(CLOSE_BAD_CURSOR)
             return
         if await self._admit():
             await self._start(self._follow)
@@ -491,7 +498,7 @@ class ConversationFramesConsumer(_FramesConsumer):
             self.after_run = _cursor(query, "after_run")
             self.after = _cursor(query, "after") or 0
         except BadCursor:
-            await self.close(code=CLOSE_BAD_CURSOR)
+            await self._refuse(CLOSE_BAD_CURSOR)
             return
         if await self._admit():
             await self._start(self._follow)

@@ -20,6 +20,8 @@ ORDERS = ("started_at", "duration", "cost", "tokens")
 RATINGS = ("up", "down")
 # What the slow-runs view of Activity means by slow (seed 003: "un umbral took_over_ms (30 s)").
 SLOW_RUN_MS = 30_000
+# Ten years: past it Python's timedelta (the duration compared against) overflows.
+TOOK_OVER_MS_MAX = 10 * 366 * 24 * 3600 * 1000
 
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}
@@ -123,7 +125,9 @@ def parse_run_history(params) -> RunHistoryFilters:
         order_by = "started_at"
     took_over = _one("took_over_ms", values("took_over_ms"), errors)
     took_over_ms = (
-        None if took_over is None else parsing.parse_int("took_over_ms", took_over, errors)
+        None
+        if took_over is None
+        else parsing.parse_int("took_over_ms", took_over, errors, maximum=TOOK_OVER_MS_MAX)
     )
     rated = _one("rated", values("rated"), errors)
     if rated is not None and rated not in RATINGS:

@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.fuzz, pytest.mark.timeout(900)]
 
 MAX_EXAMPLES = int(os.environ.get("FUZZ_MAX_EXAMPLES", "10"))
 SEED = os.environ.get("FUZZ_SEED", "13")
-REPORT_DIR = Path(os.environ.get("FUZZ_REPORT_DIR", ".agenticos/fuzz"))
+REPORT_DIR = Path(os.environ.get("FUZZ_REPORT_DIR", ".agenticos/fuzz")).resolve()
 CHECKS = ",".join(
     [
         "not_a_server_error",
@@ -84,7 +84,9 @@ def _schemathesis(server: str, key: str, role: str) -> subprocess.CompletedProce
         "--report-junit-path",
         str(REPORT_DIR / f"{role}.xml"),
     ]
-    return subprocess.run(command, capture_output=True, text=True, timeout=840)
+    # Run from the report directory: schemathesis keeps its cache (.schemathesis/) in the working
+    # directory, and it belongs with the reports, not in the repository.
+    return subprocess.run(command, capture_output=True, text=True, timeout=840, cwd=REPORT_DIR)
 
 
 @pytest.mark.parametrize("role", ["owner", "member"])

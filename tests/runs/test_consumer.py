@@ -38,6 +38,21 @@ def socket(path: str, key: str | None = None, headers: list | None = None) -> We
     return WebsocketCommunicator(application, path, headers=headers)
 
 
+async def handshake(communicator: WebsocketCommunicator):
+    """How a socket starts, as a client sees it: refused sockets are accepted and then closed
+    with their code (a close before the accept would reach a browser as an HTTP 403, no code)."""
+    connected, detail = await communicator.connect()
+    if not connected:
+        return ("closed before accept", detail)
+    try:
+        message = await communicator.receive_output(timeout=1)
+    except TimeoutError:
+        return (True, None)
+    if message["type"] == "websocket.close":
+        return (False, message.get("code"))
+    return (True, message)
+
+
 def publish_run(run_id: int, *, deltas=("Hel", "lo"), finish=True) -> FramePublisher:
     reset_frames(run_id)
     frames = FramePublisher(run_id)
@@ -177,16 +192,19 @@ def test_runs_view_follows_a_colleagues_run_a_member_does_not(org, member, build
 
     async def connect_as(user):
         key = await database_sync_to_async(key_for)(user, org)
-        return await socket(f"/ws/runs/{run.pk}/", key).connect()
+        return await handshake(socket(f"/ws/runs/{run.pk}/", key))
 
     async def scenario():
         colleague = await database_sync_to_async(queued_run)(builder, org, agent)
         return (
             await connect_as(builder),
             await connect_as(viewer),
-            await socket(
-                f"/ws/runs/{colleague.pk}/", await database_sync_to_async(key_for)(member, org)
-            ).connect(),
+            await handshake(
+                socket(
+                    f"/ws/runs/{colleague.pk}/",
+                    await database_sync_to_async(key_for)(member, org),
+                )
+            ),
         )
 
     builder_result, viewer_result, member_on_colleague = async_to_sync(scenario)()
@@ -203,9 +221,9 @@ def test_another_organizations_run_reads_like_a_missing_one(
 
     async def scenario():
         key = await database_sync_to_async(key_for)(outsider, other_org)
-        return await socket(f"/ws/runs/{run.pk}/", key).connect(), await socket(
-            "/ws/runs/999999/", key
-        ).connect()
+        return await handshake(socket(f"/ws/runs/{run.pk}/", key)), await handshake(
+            socket("/ws/runs/999999/", key)
+        )
 
     foreign, missing = async_to_sync(scenario)()
     assert foreign == missing == (False, 4404)
@@ -216,13 +234,13 @@ def test_no_credentials_and_a_bad_key_are_refused(org, member, agent):
 
     async def scenario():
         # No key and no cookie: the origin check comes first for a browser-less, key-less client.
-        anonymous = await socket(
-            f"/ws/runs/{run.pk}/", headers=[(b"origin", b"http://127.0.0.1")]
-        ).connect()
-        bad_key = await socket(f"/ws/runs/{run.pk}/", "agos_not-a-key").connect()
-        bad_cursor = await socket(
-            f"/ws/runs/{run.pk}/?after=x", await database_sync_to_async(key_for)(member, org)
-        ).connect()
+        anonymous = await handshake(
+            socket(f"/ws/runs/{run.pk}/", headers=[(b"origin", b"http://127.0.0.1")])
+        )
+        bad_key = await handshake(socket(f"/ws/runs/{run.pk}/", "agos_not-a-key"))
+        bad_cursor = await handshake(
+            socket(f"/ws/runs/{run.pk}/?after=x", await database_sync_to_async(key_for)(member, org))
+        )
         return anonymous, bad_key, bad_cursor
 
     anonymous, bad_key, bad_cursor = async_to_sync(scenario)()
@@ -330,9 +348,9 @@ def test_the_conversation_socket_carries_every_run_of_the_thread_to_its_owner_on
         again = [json.loads(await resumed.receive_from(2)) for _ in range(4)]
         await resumed.disconnect()
         builder_key = await database_sync_to_async(key_for)(builder, org)
-        colleague = await socket(
-            f"/ws/conversations/{first.conversation_id}/", builder_key
-        ).connect()
+        colleague = await handshake(
+            socket(f"/ws/conversations/{first.conversation_id}/", builder_key)
+        )
         return second.pk, replayed, live, again, colleague
 
     second_id, replayed, live, again, colleague = async_to_sync(scenario)()

@@ -18,8 +18,9 @@ class BoundedLimitOffsetPagination(LimitOffsetPagination):
 
     def _parsed(self, request, name: str, *, minimum: int, maximum: int) -> int | None:
         raw = request.query_params.get(name)
-        if raw in (None, ""):
+        if raw is None:
             return None
+        # An empty value is refused too: the schema says an integer, and "" is not one.
         errors: dict[str, list[str]] = {}
         value = parsing.parse_int(name, raw, errors, minimum=minimum, maximum=maximum)
         if value is None:

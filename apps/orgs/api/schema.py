@@ -1,4 +1,4 @@
-"""What the OpenAPI document says beyond each view's own schema (docs/api.md).
+"""What the OpenAPI document says beyond each view's own schema (docs/api-schema.md).
 
 * **Bearer keys**: ``Authorization: Bearer <api key>`` is declared as an HTTP bearer scheme, so the
   docs page can call the API with a key (and a client generator knows how to).

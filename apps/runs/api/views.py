@@ -21,7 +21,7 @@ from apps.orgs.api.schema import MOMENT_SCHEMA
 from apps.runs import selectors, services
 from apps.runs.choices import RunStatus, Surface
 from apps.runs.exports import runs_export
-from apps.runs.filters import ORDERS, RATINGS, parse_run_history
+from apps.runs.filters import ORDERS, RATINGS, TOOK_OVER_MS_MAX, parse_run_history
 from apps.runs.models import Run
 
 from .serializers import (
@@ -47,7 +47,11 @@ HISTORY_PARAMETERS = [
     OpenApiParameter("environment_id", int),
     OpenApiParameter("exposure_id", int),
     OpenApiParameter("agent_version_id", int),
-    OpenApiParameter("took_over_ms", int, description="Only runs that took longer (ms)."),
+    OpenApiParameter(
+        "took_over_ms",
+        {"type": "integer", "minimum": 0, "maximum": TOOK_OVER_MS_MAX},
+        description="Only runs that took longer (ms).",
+    ),
     OpenApiParameter("rated", str, enum=list(RATINGS)),
     OpenApiParameter("order_by", str, enum=list(ORDERS)),
     OpenApiParameter("descending", bool),
