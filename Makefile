@@ -41,7 +41,7 @@ bench: install-dev
 	$(BIN)/agenticos test -m bench -s bench/bench_runner.py bench/bench_frames.py bench/bench_worker_runtime.py bench/bench_audit.py
 
 lint: install-dev
-	$(BIN)/ruff check agenticos apps tests
+	$(BIN)/ruff check agenticos apps tests bench
 	$(BIN)/python manage.py makemigrations --check --dry-run
 
 clean-data:
