@@ -47,7 +47,7 @@ fuzz: install-dev
 	$(BIN)/agenticos test -m fuzz tests/fuzz -p no:warnings
 
 lint: install-dev
-	$(BIN)/ruff check agenticos apps tests
+	$(BIN)/ruff check agenticos apps tests bench
 	$(BIN)/python manage.py makemigrations --check --dry-run
 
 clean-data:

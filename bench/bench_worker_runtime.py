@@ -38,7 +38,11 @@ from tests.runs.factories import compatible_profile, published_agent
 
 ROOT = Path(__file__).resolve().parent.parent
 LATENCY_SECONDS = 1.0
-CASES = [(100, 1), (100, 3), (500, 1), (500, 3)]
+# BENCH_RUNTIME_CASES="100x1,100x3" runs only those (a quick comparison); all four by default.
+CASES = [
+    tuple(int(n) for n in case.split("x"))
+    for case in os.environ.get("BENCH_RUNTIME_CASES", "100x1,100x3,500x1,500x3").split(",")
+]
 CREATING_THREADS = 6
 TERMINAL = ("completed", "failed", "cancelled", "budget_exceeded", "guardrail_blocked")
 
@@ -113,6 +117,14 @@ class Workers:
         finally:
             connection.close()
 
+    def cpu_seconds(self) -> float:
+        """CPU time the worker processes used so far (user + system, every thread)."""
+        total = 0.0
+        for process in self.processes:
+            times = psutil.Process(process.pid).cpu_times()
+            total += times.user + times.system
+        return total
+
     def stop(self) -> None:
         for process in self.processes:
             process.terminate()
@@ -141,6 +153,7 @@ def cast(transactional_db):
 
 def _measure(workers: Workers, org, user, agent, count: int, prompt: str) -> dict:
     workers.start_sampling()
+    cpu_before = workers.cpu_seconds()
 
     def create(_) -> Run:
         try:
@@ -156,11 +169,13 @@ def _measure(workers: Workers, org, user, agent, count: int, prompt: str) -> dic
     _wait_all([run.pk for run in runs], timeout=600)
     elapsed = time.perf_counter() - started
     workers.stop_sampling()
+    cpu = workers.cpu_seconds() - cpu_before
     statuses = list(Run.objects.filter(pk__in=[run.pk for run in runs]).values_list("status", "request_count"))
     failures = set(
         Run.objects.filter(pk__in=[run.pk for run in runs]).exclude(status="completed").values_list("status", "error")
     )
     return {
+        "cpu": cpu,
         "failures": failures,
         "elapsed": elapsed,
         "created": created,
@@ -180,7 +195,9 @@ def _report(label: str, result: dict) -> None:
         f"latency (creating them, {CREATING_THREADS} threads at once: {result['created']:.2f} s); "
         f"errors {result['errors']}; "
         f"{result['requests']} requests, {result['entries']} ledger entries; peak worker RSS [{rss}]; "
-        f"peak PostgreSQL connections per worker [{connections}]"
+        f"peak PostgreSQL connections per worker [{connections}]; worker CPU "
+        f"{result['cpu'] * 1000 / max(1, result['requests']):.1f} ms per request "
+        f"({result['cpu']:.1f} s in all)"
     )
     for status, error in result["failures"]:
         print(f"    not completed: {status}: {error}")

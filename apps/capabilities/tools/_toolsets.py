@@ -9,9 +9,12 @@ declares and what the model sees cannot drift apart.
 
 from __future__ import annotations
 
+import dataclasses
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pydantic_ai import Tool
 from pydantic_ai.toolsets import FunctionToolset
 
 from ..registry import Capability, get_capability
@@ -64,6 +67,43 @@ def offered_description(spec, override_description: str | None) -> str:
     return render_tool_text(override_description, returns)
 
 
+# The tools a builder hands over are closures made per run, but each is the same code with the same
+# signature every time: the argument schema pydantic-ai derives from it (about a millisecond per
+# tool) is derived once per process and reused with the run's own function. Without this, a worker
+# assembling fifty runs spent most of prepare() rebuilding the same schemas (docs/runner.md).
+_first_tools: dict[tuple[Any, str], Tool] = {}
+_first_tools_lock = threading.Lock()
+
+
+def _add_tool(toolset: FunctionToolset, function, *, name: str, description: str, metadata: dict) -> None:
+    code = getattr(function, "__code__", None)
+    first = _first_tools.get((code, name)) if code is not None else None
+    if first is None:
+        tool = toolset.add_function(function, name=name, description=description, metadata=metadata)
+        if code is not None:
+            with _first_tools_lock:
+                _first_tools.setdefault((code, name), tool)
+        return
+    toolset.add_tool(
+        Tool(
+            function,
+            name=name,
+            description=description,
+            metadata=metadata,
+            docstring_format=first.docstring_format,
+            require_parameter_descriptions=first.require_parameter_descriptions,
+            strict=first.strict,
+            sequential=first.sequential,
+            requires_approval=first.requires_approval,
+            timeout=first.timeout,
+            defer_loading=first.defer_loading,
+            include_return_schema=first.include_return_schema,
+            # The schema describes the code's signature; the call goes to this run's function.
+            function_schema=dataclasses.replace(first.function_schema, function=function),
+        )
+    )
+
+
 def declared_toolset(
     capability_id: str,
     binding: Any,
@@ -94,7 +134,8 @@ def declared_toolset(
         metadata: dict[str, Any] = {TOOL_ID_METADATA: spec.id, CAPABILITY_METADATA: capability_id}
         if spec.id in harmless:
             metadata[HARMLESS_METADATA] = True
-        toolset.add_function(
+        _add_tool(
+            toolset,
             functions[spec.id],
             name=name or spec.id,
             description=offered_description(spec, description),

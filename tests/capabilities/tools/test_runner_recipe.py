@@ -92,3 +92,26 @@ def test_the_offline_model_quotes_a_tool_result_with_a_plan_in_place():
         "/call read_plan {}"
     )
     assert result.output.startswith("The tool read_plan returned")
+
+
+def test_each_run_calls_its_own_tools_though_their_schemas_are_built_once():
+    """Two runs' context tools share one argument schema per tool (built once per process, not
+    once per run) and each still reads its own run's files."""
+
+    def agent_reading(body: str):
+        return prepare([{"id": "context", "config": {}}], {"context_files": [{"name": "A", "body": body, "mode": "link"}]})
+
+    def read(agent) -> str:
+        result = agent.run_sync('/call read_context {"name": "A"}')
+        return " ".join(str(part.content) for part in tool_returns(result.all_messages()))
+
+    first, second = agent_reading("the first run's file"), agent_reading("the second run's file")
+
+    def tool_of(agent):
+        return next(t.tools["read_context"] for t in agent.toolsets if "read_context" in getattr(t, "tools", {}))
+
+    first_tool, second_tool = tool_of(first), tool_of(second)
+    assert second_tool.function_schema.validator is first_tool.function_schema.validator
+    assert second_tool.function is not first_tool.function
+    assert "the second run's file" in read(second) and "the second run's file" not in read(first)
+    assert "the first run's file" in read(first)
