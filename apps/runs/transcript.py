@@ -70,6 +70,18 @@ def run_turn(conversation: Conversation, run_id: int) -> dict | None:
     return None
 
 
+def run_trace(run: Run) -> list[dict]:
+    """A run's blocks in order (what the chat draws for it), for the run's detail in Activity."""
+    approvals = {
+        a.tool_call_id: a
+        for a in ToolApproval.objects.filter(run=run)
+        .select_related("agent", "run", "run__user", "decided_by")
+        .order_by("created_at", "pk")
+    }
+    questions = {q.tool_call_id: q for q in Question.objects.filter(run=run).order_by("created_at", "pk")}
+    return _blocks(run, run.output, approvals, questions)
+
+
 def _merge_segment(turn: dict, later: dict) -> None:
     turn["content"] = later["content"] or turn["content"]
     if later["cost_usd"] is not None:

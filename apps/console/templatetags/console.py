@@ -103,3 +103,10 @@ def pretty_json(value) -> str:
         except ValueError:
             return value
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+
+
+@register.filter
+def words(value) -> str:
+    """A stored state as words: ``awaiting_approval`` → "Awaiting approval"."""
+    text = str(value or "").replace("_", " ").strip()
+    return text[:1].upper() + text[1:]
