@@ -7,17 +7,27 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.mail import send_mail
-from django.http import Http404
+from django.http import Http404, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 from django.views.decorators.http import require_POST
 
+from apps.approvals import selectors as approval_selectors
+from apps.approvals.choices import ApprovalStatus
 from apps.orgs import permissions as perms
 from apps.orgs import selectors, services
 from apps.orgs.middleware import SESSION_KEY
-from apps.spend.aggregates import SpendScope, daily_series, month_to_date, spend_totals
+from apps.runs import selectors as run_selectors
+from apps.runs.filters import parse_run_history
+from apps.spend.aggregates import (
+    SpendScope,
+    daily_series,
+    month_to_date,
+    spend_by_agent,
+    spend_totals,
+)
 from apps.spend.charts import daily_cost_svg
 from apps.spend.filters import last_days
 
@@ -42,6 +52,7 @@ def dashboard(request):
     organization = _organization(request)
     role = organization.role_of(request.user)
     context = {"organization": organization, "role": role, "spend": None}
+    context.update(_attention(request.user, organization))
     # The cap card: the organization's month to date against its cap, and the last 30 days per
     # day — the same selectors as the Spend page. Spend is a runs:view read (seed 003): without
     # it the card is absent, not a question that comes back refused.
@@ -56,8 +67,31 @@ def dashboard(request):
                 series, width=480, height=120, title=f"Daily cost, last {DASHBOARD_DAYS} days (UTC)"
             ),
             "total": spend_totals(scope, window),
+            "agents": spend_by_agent(scope, window)[:8],
         }
     return render(request, "console/dashboard.html", context)
+
+
+# What a failed run is, for "needs attention": it ended without the answer it was asked for.
+ATTENTION_STATUSES = ("failed", "budget_exceeded", "guardrail_blocked")
+
+
+def _attention(user, organization) -> dict:
+    """What needs someone: calls waiting for a decision (for those who decide) and the latest
+    runs that ended badly — through the same selectors as the approvals queue and Activity."""
+    waiting = None
+    if perms.has_org_permission(user, organization, perms.APPROVALS_DECIDE):
+        pending = approval_selectors.approvals_visible_to(user, organization).filter(
+            status=ApprovalStatus.PENDING
+        )
+        waiting = {
+            "count": pending.count(),
+            "oldest_seconds": approval_selectors.oldest_pending_age_seconds(user, organization),
+        }
+    params = QueryDict(mutable=True)
+    params.setlist("status", list(ATTENTION_STATUSES))
+    failed = run_selectors.run_history(user, organization, parse_run_history(params))[:5]
+    return {"waiting": waiting, "failed_runs": list(failed), "failed_link": "?" + params.urlencode()}
 
 
 @login_required
