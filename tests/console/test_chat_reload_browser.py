@@ -110,8 +110,11 @@ def test_a_conversation_that_parked_was_approved_and_answered_reads_the_same_aft
     assert all("_" not in badge for turn in live for badge in turn["badges"])
     assert approved["badges"] == ["simulated"] and answered["badges"] == ["simulated"]
 
+    assert not page.is_visible("#chat-cancel")  # nothing is running
+
     page.reload()
     page.wait_for_selector("#transcript .turn.assistant")
+    assert not page.is_visible("#chat-cancel")
     assert page.evaluate(SNAPSHOT) == live
     # Opened scrolled to the newest message.
     assert (
