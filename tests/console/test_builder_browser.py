@@ -1,0 +1,54 @@
+"""The Builder in headless Chromium (issue 15): "Enabled only" filters the cards, a tool's
+approval hint follows its select without a reload, a refused publish puts the focus on its
+summary whose link opens the field, and archiving asks first."""
+
+import pytest
+
+from apps.agents.models import Agent
+from tests.agents.conftest import binding, make_agent, spec_with  # noqa: F401  (fixture)
+from tests.factories import DEFAULT_PASSWORD
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_filter_hint_errors_and_archive(make_agent, page, live_server, builder):  # noqa: F811
+    agent = make_agent(spec_with(binding("planning")))
+    page.goto(f"{live_server.url}/login/")
+    page.fill("input[name=username]", builder.email)
+    page.fill("input[name=password]", DEFAULT_PASSWORD)
+    page.click("button[type=submit]")
+    page.goto(f"{live_server.url}/agents/{agent.pk}/")
+
+    page.check("#capability-enabled-only")
+    visible = page.locator("section.capability:visible")
+    assert visible.count() == 1 and visible.first.get_attribute("data-capability") == "planning"
+    page.uncheck("#capability-enabled-only")
+    assert page.locator("section.capability:visible").count() > 10
+
+    planning = page.locator("#capability-planning")
+    planning.locator("details.configure > summary").click()
+    select = page.locator('select[name="cap.planning.tool.add_task.approval"]')
+    hint = page.locator('[id="cap.planning.tool.add_task.hint"]')
+    before = hint.inner_text()
+    select.select_option("required")
+    assert hint.inner_text() != before and hint.inner_text()
+    select.select_option("")
+    assert hint.inner_text() == before
+
+    # A refused publish: the focus lands on the summary, and its link opens the field.
+    page.fill("#budget_monthly_usd", "lots")
+    page.click("#publish")
+    page.wait_for_selector("#publish-errors")
+    assert page.evaluate("document.activeElement.id") == "publish-errors"
+    page.click('#publish-errors a[href="#budget_monthly_usd"]')
+    page.wait_for_function("document.activeElement.id === 'budget_monthly_usd'")
+    assert page.get_attribute("#budget_monthly_usd", "aria-invalid") == "true"
+
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    page.click("#archive-form button")
+    page.wait_for_timeout(300)
+    assert Agent.objects.get(pk=agent.pk).status == "active"
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#archive-form button")
+    page.wait_for_selector("text=archived.")
+    assert Agent.objects.get(pk=agent.pk).status == "archived"
