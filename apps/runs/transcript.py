@@ -14,6 +14,7 @@ which start with the history the run was given), its approvals and its questions
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from decimal import Decimal
 
@@ -197,6 +198,7 @@ def _blocks(run: Run, content: str, approvals: dict, questions: dict) -> list[di
                             "tool_name": part.tool_name,
                             "content": result,
                             "pretty": _pretty(result),
+                            "checklist": _checklist(result),
                         }
                     )
                     chart = chart_artifact(getattr(part, "metadata", None))
@@ -216,6 +218,21 @@ def _blocks(run: Run, content: str, approvals: dict, questions: dict) -> list[di
     if not any(b["kind"] == "text" for b in blocks.items) and content:
         blocks.text(content)
     return blocks.items
+
+
+# A plan as the planning tools print it: "1. [x] [a1b2] Email the customer (completed)".
+_PLAN_LINE = re.compile(r"^\s*\d+\.\s+\[(?P<mark>[ x~!-])\]\s+(?:\[[^\]]+\]\s+)?(?P<text>.+?)(?:\s+\((?P<state>[a-z_]+)\))?(?:\s+—.*)?$")
+_PLAN_MARKS = {"x": "done", "~": "doing", "-": "dropped", "!": "blocked", " ": "todo"}
+
+
+def _checklist(result: str) -> list[dict] | None:
+    """A plan result as checklist items; None when the result is not a plan."""
+    items = []
+    for line in result.splitlines():
+        match = _PLAN_LINE.match(line)
+        if match:
+            items.append({"state": _PLAN_MARKS[match["mark"]], "text": match["text"]})
+    return items or None
 
 
 def _pretty(result: str) -> str | None:
