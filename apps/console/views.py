@@ -14,6 +14,9 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 from django.views.decorators.http import require_POST
 
+from apps.agents import selectors as agent_selectors
+from apps.agents import services as agent_services
+from apps.agents.models import Provider
 from apps.approvals import selectors as approval_selectors
 from apps.approvals.choices import ApprovalStatus
 from apps.orgs import permissions as perms
@@ -30,8 +33,9 @@ from apps.spend.aggregates import (
 )
 from apps.spend.charts import daily_cost_svg
 from apps.spend.filters import last_days
+from apps.vault.selectors import secrets_for
 
-from .forms import ApiKeyForm, InviteForm, OrganizationForm, RoleForm
+from .forms import ApiKeyForm, InviteForm, ModelProfileForm, OrganizationForm, RoleForm
 
 _UNCHANGED = ...
 DASHBOARD_DAYS = 30
@@ -279,3 +283,43 @@ def api_key_revoke(request, key_id: int):
     services.api_key_revoke(actor=request.user, api_key=api_key)
     messages.success(request, f"Key {api_key.prefix}… revoked.")
     return redirect("console:api-keys")
+
+
+@login_required
+def model_profiles(request):
+    """Settings → Model profiles: the models this organization's agents may use, managed here
+    and not only in the admin (the same services as ``/api/v1/model-profiles/``)."""
+    organization = _organization(request)
+    if not perms.has_org_permission(request.user, organization, perms.SETTINGS_MANAGE):
+        raise PermissionDenied
+    form = ModelProfileForm(
+        request.POST or None,
+        providers=Provider.choices,
+        secrets=list(secrets_for(organization).values("id", "name", "purpose")),
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            profile = agent_services.model_profile_create(
+                actor=request.user, organization=organization, **form.cleaned_data
+            )
+        except ValidationError as error:
+            for field, problems in error.message_dict.items():
+                form.add_error(field if field in form.fields else None, problems)
+        else:
+            messages.success(request, f"Model profile {profile.label} added.")
+            return redirect("console:model-profiles")
+    return render(
+        request,
+        "console/settings_model_profiles.html",
+        {"form": form, "profiles": agent_selectors.model_profiles_for(organization)},
+    )
+
+
+@login_required
+@require_POST
+def model_profile_make_default(request, profile_id: int):
+    organization = _organization(request)
+    profile = get_object_or_404(agent_selectors.model_profiles_for(organization), pk=profile_id)
+    agent_services.model_profile_update(actor=request.user, profile=profile, is_default=True)
+    messages.success(request, f"{profile.label} is now the default model.")
+    return redirect("console:model-profiles")

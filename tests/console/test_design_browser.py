@@ -74,6 +74,7 @@ def console_pages(org, owner, member):
         "Settings members": "/settings/members/",
         "Settings provider keys": "/settings/keys/",
         "Settings API keys": "/settings/api-keys/",
+        "Settings model profiles": "/settings/model-profiles/",
         "Settings notifications": "/settings/notifications/",
         "Notifications": "/notifications/",
     }
