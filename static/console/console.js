@@ -2,7 +2,9 @@
  * - the Menu button opens and closes the navigation on narrow screens (CSS hides it only when
  *   this script runs, so without JavaScript the navigation stays visible);
  * - a form or button with data-confirm="sentence" asks before a destructive action;
- * - a button with data-copy="#selector" copies that element's text. */
+ * - a button with data-copy="#selector" copies that element's text;
+ * - the organization switcher submits on change (its <noscript> button does it without script).
+ * A file, not onchange attributes: the Content-Security-Policy runs no inline script. */
 (function () {
   "use strict";
 
@@ -13,6 +15,11 @@
       var open = topbar.classList.toggle("open");
       toggle.setAttribute("aria-expanded", open ? "true" : "false");
     });
+  }
+
+  var switcher = document.getElementById("org-switcher");
+  if (switcher) {
+    switcher.addEventListener("change", function () { switcher.form.submit(); });
   }
 
   document.addEventListener("submit", function (event) {

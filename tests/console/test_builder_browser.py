@@ -3,6 +3,7 @@ approval hint follows its select without a reload, a refused publish puts the fo
 summary whose link opens the field, and archiving asks first."""
 
 import pytest
+from playwright.sync_api import expect
 
 from apps.agents.models import Agent
 from tests.agents.conftest import binding, make_agent, spec_with  # noqa: F401  (fixture)
@@ -39,9 +40,10 @@ def test_filter_hint_errors_and_archive(make_agent, page, live_server, builder):
     page.fill("#budget_monthly_usd", "lots")
     page.click("#publish")
     page.wait_for_selector("#publish-errors")
-    assert page.evaluate("document.activeElement.id") == "publish-errors"
+    # Locators, not string predicates: the console's CSP runs no eval'd code.
+    expect(page.locator("#publish-errors")).to_be_focused()
     page.click('#publish-errors a[href="#budget_monthly_usd"]')
-    page.wait_for_function("document.activeElement.id === 'budget_monthly_usd'")
+    expect(page.locator("#budget_monthly_usd")).to_be_focused()
     assert page.get_attribute("#budget_monthly_usd", "aria-invalid") == "true"
 
     page.once("dialog", lambda dialog: dialog.dismiss())

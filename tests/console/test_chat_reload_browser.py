@@ -5,6 +5,7 @@ is the same before and after the reload — one turn per run, each tool call onc
 resolved with what was decided, the status in words, Markdown rendered."""
 
 import pytest
+from playwright.sync_api import expect
 
 from apps.runs.models import Run
 from tests.approvals.factories import ADD_ONE, gated_agent
@@ -67,12 +68,11 @@ def test_a_conversation_that_parked_was_approved_and_answered_reads_the_same_aft
     # The new conversation is in the sidebar at once, its title without the command's JSON.
     current = page.locator("#thread-list li.current a")
     assert current.inner_text() == "add_task: Email the customer"
-    page.wait_for_function(
-        "document.getElementById('chat-status').textContent === 'Waiting for approval.'"
-    )
+    # Locators, not string predicates: the console's CSP runs no eval'd code.
+    expect(page.locator("#chat-status")).to_have_text("Waiting for approval.")
     card.locator("input[name=note]").fill("Go ahead")
     card.locator("button[value=approve]").click()
-    page.wait_for_function("document.getElementById('chat-status').textContent === 'Done.'")
+    expect(page.locator("#chat-status")).to_have_text("Done.")
     assert wait_for(first.pk).status == "completed"
     _settled(page, first.pk)
 
@@ -87,7 +87,7 @@ def test_a_conversation_that_parked_was_approved_and_answered_reads_the_same_aft
     wait_for(second.pk, statuses={"awaiting_answer"})
     question.locator("input[value=Yes]").check()
     question.locator("button[type=submit]").click()
-    page.wait_for_function("document.getElementById('chat-status').textContent === 'Done.'")
+    expect(page.locator("#chat-status")).to_have_text("Done.")
     assert wait_for(second.pk).status == "completed"
     _settled(page, second.pk)
 

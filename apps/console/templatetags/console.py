@@ -24,7 +24,8 @@ _TAGS = {
     "ul", "ol", "li", "a", "h1", "h2", "h3", "h4", "h5", "h6",
     "table", "thead", "tbody", "tr", "th", "td",
 }  # fmt: skip
-_ATTRIBUTES = {"a": {"href", "title"}, "th": {"style"}, "td": {"style"}, "ol": {"start"}}
+# No style attributes: the console's Content-Security-Policy applies no inline style.
+_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}}
 
 
 @lru_cache(maxsize=1)
@@ -42,7 +43,6 @@ def render_markdown(text: str) -> str:
         attributes=_ATTRIBUTES,
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer nofollow",
-        filter_style_properties={"text-align"},
     )
 
 
