@@ -543,7 +543,8 @@
         hidden.value = result.body.conversation_id;
         form.appendChild(hidden);
         form.dataset.agentName = agentName();
-        window.history.replaceState(null, "", result.body.url);
+        // The Builder's "Try it" pane stays on the Builder; the chat page moves to the conversation.
+        if (!form.dataset.stay) { window.history.replaceState(null, "", result.body.url); }
       }
       follow(result.body.run_id);
     }).catch(function () {

@@ -8,6 +8,8 @@ from playwright.sync_api import expect
 from apps.agents.models import Agent
 from tests.agents.conftest import binding, make_agent, spec_with  # noqa: F401  (fixture)
 from tests.factories import DEFAULT_PASSWORD
+from tests.runs.conftest import celery_worker  # noqa: F401  (fixture)
+from tests.runs.live import asgi_server  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -54,3 +56,32 @@ def test_filter_hint_errors_and_archive(make_agent, page, live_server, builder):
     page.click("#archive-form button")
     page.wait_for_selector("text=archived.")
     assert Agent.objects.get(pk=agent.pk).status == "archived"
+
+
+def test_try_it_chats_with_the_published_version_beside_the_configuration(
+    make_agent,  # noqa: F811
+    page,
+    asgi_server,  # noqa: F811
+    celery_worker,  # noqa: F811
+    builder,
+):
+    from apps.agents.services import agent_publish
+    from apps.runs.models import Run
+
+    agent = make_agent(spec_with(binding("planning")))
+    agent_publish(actor=builder, agent=agent)
+    base = f"http://{asgi_server}"
+    page.goto(f"{base}/login/")
+    page.fill("input[name=username]", builder.email)
+    page.fill("input[name=password]", DEFAULT_PASSWORD)
+    page.click("button[type=submit]")
+    page.goto(f"{base}/agents/{agent.pk}/")
+    pane = page.locator("aside.try-it")
+    assert "published version (v1)" in pane.inner_text()
+    page.fill("#chat-message", "Hello there")
+    page.press("#chat-message", "Enter")
+    expect(page.locator("#chat-status")).to_have_text("Done.")
+    run = Run.objects.get(agent=agent)
+    assert run.agent_version.number == 1 and run.surface == "chat"
+    expect(pane.locator(".turn.assistant .text")).to_contain_text("Hello there")
+    assert page.url.endswith(f"/agents/{agent.pk}/")  # still on the Builder
