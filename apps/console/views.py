@@ -29,6 +29,7 @@ from apps.spend.aggregates import (
     daily_series,
     month_to_date,
     spend_by_agent,
+    spend_by_provider,
     spend_totals,
 )
 from apps.spend.charts import daily_cost_svg
@@ -72,6 +73,9 @@ def dashboard(request):
             ),
             "total": spend_totals(scope, window),
             "agents": spend_by_agent(scope, window)[:8],
+            "simulated": any(
+                row["provider"] == "offline" for row in spend_by_provider(scope, window)
+            ),
         }
     return render(request, "console/dashboard.html", context)
 
