@@ -70,6 +70,10 @@ def test_a_conversation_that_parked_was_approved_and_answered_reads_the_same_aft
     assert current.inner_text() == "add_task: Email the customer"
     # Locators, not string predicates: the console's CSP runs no eval'd code.
     expect(page.locator("#chat-status")).to_have_text("Waiting for approval.")
+    # Its state in words while it waits, as a reload would draw it.
+    expect(page.locator(".turn.assistant .badge.status-awaiting_approval")).to_have_text(
+        "Awaiting approval"
+    )
     card.locator("input[name=note]").fill("Go ahead")
     card.locator("button[value=approve]").click()
     expect(page.locator("#chat-status")).to_have_text("Done.")
