@@ -34,9 +34,10 @@ from apps.approvals.choices import ApprovalStatus, QuestionStatus
 from apps.approvals.models import Question, ToolApproval
 from apps.capabilities.tools.chart_svg import render_chart_svg
 from apps.capabilities.tools.charts import chart_artifact
+from apps.spend.models import EntryKind, LedgerEntry
 
 from . import selectors
-from .choices import RunStatus
+from .choices import RunStatus, StepKind
 from .models import Conversation, Run
 
 ASK_TOOL_NAME = "ask_user_question"
@@ -81,6 +82,29 @@ def run_trace(run: Run) -> list[dict]:
     }
     questions = {q.tool_call_id: q for q in Question.objects.filter(run=run).order_by("created_at", "pk")}
     return _blocks(run, run.output, approvals, questions)
+
+
+def step_timeline(run: Run, steps) -> list[dict]:
+    """The run's steps with when each model request was booked, in seconds after the run
+    started (its ledger entry's time: the request's response had arrived and been priced). Steps
+    are written when the run ends and carry no time of their own; the ledger books each request
+    as it happens, in order, so the n-th model request step is the n-th request entry."""
+    booked = list(
+        LedgerEntry.objects.filter(ledger__run_id=run.pk, kind=EntryKind.MODEL_REQUEST)
+        .order_by("created_at", "pk")
+        .values_list("created_at", flat=True)
+    )
+    start = run.started_at
+    end = run.ended_at or (booked[-1] if booked else None)
+    total = (end - start).total_seconds() if start and end else None
+    rows, index = [], 0
+    for step in steps:
+        row = {"step": step, "at_s": None, "total_s": total}
+        if step.kind == StepKind.MODEL_REQUEST and start and index < len(booked):
+            row["at_s"] = max(0.0, (booked[index] - start).total_seconds())
+            index += 1
+        rows.append(row)
+    return rows
 
 
 def _merge_segment(turn: dict, later: dict) -> None:

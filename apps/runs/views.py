@@ -33,7 +33,7 @@ from .choices import TERMINAL_STATUSES, RunStatus, Surface
 from .events import newest_seq
 from .exports import runs_export
 from .filters import ORDERS, SLOW_RUN_MS, parse_run_history
-from .transcript import chat_turns, run_trace, run_turn
+from .transcript import chat_turns, run_trace, run_turn, step_timeline
 
 PAGE_SIZE = 25
 
@@ -260,7 +260,8 @@ def activity(request):
             detail = {
                 "run": run,
                 "trace": run_trace(run),
-                "transcript": selectors.run_transcript(run),
+                "transcript": (transcript := selectors.run_transcript(run)),
+                "timeline": step_timeline(run, transcript["steps"]),
                 "delegations": selectors.delegations_of(run),
                 "parent": run.parent_run
                 if run.parent_run_id

@@ -43,6 +43,8 @@ def test_a_runs_detail_traces_its_tools_in_order_with_the_decision(client, org, 
     steps = page.split('class="steps"', 1)[1].split("</ol>", 1)[0]
     assert "<code>add_task</code>" in steps
     assert "Tool call — 0 in / 0 out" not in steps and "awaiting_approval" not in steps
+    # A timeline: each model request with when it was booked in the run, drawn as a meter.
+    assert steps.count('<span class="step-at">+') == 2 and "<meter" in steps
 
 
 def test_approval_arguments_read_as_json_in_the_queue(client, org, owner):
