@@ -26,7 +26,6 @@ from pydantic_ai.messages import (
     TextPart,
     ToolCallPart,
     ToolReturnPart,
-    UserPromptPart,
 )
 
 from apps.approvals import selectors as approval_selectors
@@ -147,17 +146,19 @@ def _attach_runs(by_run: dict[int, dict]) -> None:
 
 def _own_messages(run: Run) -> list:
     """The messages this run added: its transcript starts with the conversation's history, and
-    this run's part begins at the request carrying its own input (the last one that does)."""
-    if not run.transcript:
-        return []
-    messages = ModelMessagesTypeAdapter.validate_python(run.transcript)
+    this run's part begins at the request carrying its own input (the last one that does).
+
+    Found on the stored JSON before anything is parsed: a long conversation's later runs carry
+    every earlier turn, and only their own tail is drawn."""
+    stored = run.transcript or []
     start = None
-    for index, message in enumerate(messages):
-        if isinstance(message, ModelRequest) and any(
-            isinstance(part, UserPromptPart) and part.content == run.input for part in message.parts
+    for index, message in enumerate(stored):
+        if message.get("kind") == "request" and any(
+            part.get("part_kind") == "user-prompt" and part.get("content") == run.input
+            for part in message.get("parts") or []
         ):
             start = index
-    return messages[start:] if start is not None else messages
+    return ModelMessagesTypeAdapter.validate_python(stored[start or 0 :]) if stored else []
 
 
 class _Blocks:
