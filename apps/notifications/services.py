@@ -57,14 +57,18 @@ def _deliver(
     run_id: int | None = None,
 ) -> int:
     users = list(users)
-    already_unread: set[int] = set()
+    # No duplicate alerts in the inbox: one unread alert per run and person (a run that parks
+    # again is the same request), and one unread budget alert per subject and person a month
+    # (every run the cap refuses would otherwise add another).
+    unread = Notification.objects.filter(kind=kind, user__in=users, read_at__isnull=True)
     if run_id is not None:
-        # One unread alert per run and person: a run that parks again is the same request.
-        already_unread = set(
-            Notification.objects.filter(
-                run_id=run_id, kind=kind, user__in=users, read_at__isnull=True
-            ).values_list("user_id", flat=True)
-        )
+        unread = unread.filter(run_id=run_id)
+    elif kind == AlertKind.BUDGET:
+        month_start = timezone.now().replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+        unread = unread.filter(title=subject[:300], created_at__gte=month_start)
+    else:
+        unread = unread.none()
+    already_unread = set(unread.values_list("user_id", flat=True))
     opted_out = set(
         NotificationOptOut.objects.filter(user__in=users, kind=kind).values_list(
             "user_id", "channel"
