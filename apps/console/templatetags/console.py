@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
 import nh3
@@ -55,9 +56,13 @@ def markdown_filter(text: str) -> str:
 @register.filter
 def money(value, digits: int = 2) -> str:
     """One money format: dollars with cents on totals; more digits only where asked."""
-    if value is None:
+    if value is None or value == "":
         return "—"
-    return f"${value:,.{int(digits)}f}"
+    try:
+        amount = Decimal(str(value))
+    except InvalidOperation:
+        return str(value)
+    return f"${amount:,.{int(digits)}f}"
 
 
 _COMMAND = re.compile(r"^\s*/(?P<verb>call|steps|ask)\b\s*(?P<rest>.*)$", re.DOTALL)
