@@ -22,6 +22,19 @@ def test_filter_hint_errors_and_archive(make_agent, page, live_server, builder):
     page.click("button[type=submit]")
     page.goto(f"{live_server.url}/agents/{agent.pk}/")
 
+    # Folded capabilities: far fewer stops between Name and Publish than every open tool table.
+    stops = page.evaluate(
+        """() => {
+          const all = Array.from(document.querySelectorAll(
+            '#builder-form input, #builder-form select, #builder-form textarea, '
+            + '#builder-form button, #builder-form summary, #builder-form a[href]'));
+          const visible = all.filter(e => e.type !== 'hidden' && e.checkVisibility({checkVisibilityCSS: true}));
+          const from = visible.findIndex(e => e.id === 'name');
+          const to = visible.findIndex(e => e.id === 'publish');
+          return to - from;
+        }"""
+    )
+    assert 0 < stops < 90, stops
     page.check("#capability-enabled-only")
     visible = page.locator("section.capability:visible")
     assert visible.count() == 1 and visible.first.get_attribute("data-capability") == "planning"
