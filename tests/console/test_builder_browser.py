@@ -98,3 +98,18 @@ def test_try_it_chats_with_the_published_version_beside_the_configuration(
     assert run.agent_version.number == 1 and run.surface == "chat"
     expect(pane.locator(".turn.assistant .text")).to_contain_text("Hello there")
     assert page.url.endswith(f"/agents/{agent.pk}/")  # still on the Builder
+
+
+def test_the_template_agents_builder_fits_in_a_few_screens(page, live_server, org, builder):
+    from apps.agents.services import agent_create
+
+    agent = agent_create(actor=builder, organization=org, name="From the template")
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(f"{live_server.url}/login/")
+    page.fill("input[name=username]", builder.email)
+    page.fill("input[name=password]", DEFAULT_PASSWORD)
+    page.click("button[type=submit]")
+    page.goto(f"{live_server.url}/agents/{agent.pk}/")
+    # The issue measured 11,600 px with every enabled capability open.
+    height = page.evaluate("document.documentElement.scrollHeight")
+    assert height < 5000, height  # 4,195 px when written
