@@ -16,6 +16,11 @@ urlpatterns = [
     path("settings/api-keys/", views.api_keys, name="api-keys"),
     path("settings/model-profiles/", views.model_profiles, name="model-profiles"),
     path(
+        "settings/model-profiles/<int:profile_id>/",
+        views.model_profile_edit,
+        name="model-profile-edit",
+    ),
+    path(
         "settings/model-profiles/<int:profile_id>/default/",
         views.model_profile_make_default,
         name="model-profile-default",

@@ -327,3 +327,41 @@ def model_profile_make_default(request, profile_id: int):
     agent_services.model_profile_update(actor=request.user, profile=profile, is_default=True)
     messages.success(request, f"{profile.label} is now the default model.")
     return redirect("console:model-profiles")
+
+
+@login_required
+def model_profile_edit(request, profile_id: int):
+    """Change a model profile (label, model, server, key, context window) with the API's service."""
+    organization = _organization(request)
+    if not perms.has_org_permission(request.user, organization, perms.SETTINGS_MANAGE):
+        raise PermissionDenied
+    profile = get_object_or_404(agent_selectors.model_profiles_for(organization), pk=profile_id)
+    form = ModelProfileForm(
+        request.POST or None,
+        initial={
+            "label": profile.label,
+            "provider": profile.provider,
+            "model_name": profile.model_name,
+            "base_url": profile.base_url,
+            "secret_id": profile.secret_id,
+            "context_window": profile.context_window,
+            "is_default": profile.is_default,
+        },
+        providers=Provider.choices,
+        secrets=list(secrets_for(organization).values("id", "name", "purpose")),
+    )
+    if request.method == "POST" and form.is_valid():
+        changes = dict(form.cleaned_data)
+        if not changes["is_default"]:
+            changes.pop("is_default")  # "default" moves to another profile by choosing that one
+        try:
+            agent_services.model_profile_update(actor=request.user, profile=profile, **changes)
+        except ValidationError as error:
+            for field, problems in error.message_dict.items():
+                form.add_error(field if field in form.fields else None, problems)
+        else:
+            messages.success(request, f"Model profile {changes['label']} saved.")
+            return redirect("console:model-profiles")
+    return render(
+        request, "console/settings_model_profile_edit.html", {"form": form, "profile": profile}
+    )

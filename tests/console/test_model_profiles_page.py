@@ -44,3 +44,23 @@ def test_model_profiles_need_settings_manage(client, builder):
     client.force_login(builder)
     assert client.get("/settings/model-profiles/").status_code == 403
     assert "Model profiles</a>" not in client.get("/settings/organization/").content.decode()
+
+
+def test_an_owner_changes_a_model_profiles_context_window(client, org, owner):
+    from apps.agents.services import model_profile_create
+
+    profile = model_profile_create(
+        actor=owner, organization=org, label="GPT", provider="openai", model_name="gpt-4.1-mini"
+    )
+    client.force_login(owner)
+    page = client.get(f"/settings/model-profiles/{profile.pk}/").content.decode()
+    assert 'value="gpt-4.1-mini"' in page
+    response = client.post(
+        f"/settings/model-profiles/{profile.pk}/",
+        {"label": "GPT mini", "provider": "openai", "model_name": "gpt-4.1-mini", "context_window": "128000"},
+        follow=True,
+    )
+    assert "Model profile GPT mini saved." in response.content.decode()
+    profile.refresh_from_db()
+    assert profile.label == "GPT mini" and profile.context_window == 128000
+    assert AuditEntry.objects.filter(action="model_profile.update", subject_id=str(profile.pk)).exists()
