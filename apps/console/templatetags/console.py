@@ -115,3 +115,13 @@ def words(value) -> str:
     """A stored state as words: ``awaiting_approval`` → "Awaiting approval"."""
     text = str(value or "").replace("_", " ").strip()
     return text[:1].upper() + text[1:]
+
+
+@register.filter
+def provider_label(value) -> str:
+    """A stored provider as its name: ``openai_compatible`` → "OpenAI-compatible server"."""
+    from apps.agents.models import Provider
+
+    if value in (None, "", "none"):
+        return "None (refused before a request)"
+    return dict(Provider.choices).get(value, str(value))
