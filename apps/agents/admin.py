@@ -29,6 +29,8 @@ class AgentAdmin(admin.ModelAdmin):
     list_display = ["name", "organization", "status", "is_template", "current_version", "updated_at"]
     list_filter = ["status", "is_template", "organization"]
     search_fields = ["name", "organization__name"]
+    list_select_related = ["organization", "current_version"]
+    date_hierarchy = "updated_at"
     readonly_fields = ["organization", "draft_spec", "current_version", "is_template", "created_by", "created_at", "updated_at", "status"]
     fields = ["organization", "name", "description", "status", "is_template", "current_version", "draft_spec", "created_by", "created_at", "updated_at"]
     inlines = [AgentVersionInline]
@@ -74,8 +76,10 @@ class AgentVersionAdmin(admin.ModelAdmin):
     """Published versions are frozen: readable here, never changed."""
 
     list_display = ["agent", "number", "published_by", "published_at"]
-    list_filter = ["agent__organization"]
-    search_fields = ["agent__name"]
+    list_filter = ["agent__organization", "published_at"]
+    search_fields = ["agent__name", "note"]
+    list_select_related = ["agent", "published_by"]
+    date_hierarchy = "published_at"
 
     def get_readonly_fields(self, request, obj=None):
         return [f.name for f in AgentVersion._meta.fields]

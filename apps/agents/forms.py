@@ -291,6 +291,13 @@ def _config_fields(
     return fields
 
 
+def _sentence(cap: Capability, tool_id: str, approval: str, tool_approval: dict) -> str:
+    try:
+        return resolve_tool_approval_decision(cap, tool_id, approval, tool_approval).sentence
+    except (KeyError, ValueError):
+        return ""
+
+
 def capability_context(
     cap: Capability, binding: dict | None, errors: list[PublishError], secrets
 ) -> dict:
@@ -311,6 +318,13 @@ def capability_context(
         except (KeyError, ValueError):
             sentence = ""
         override = overrides.get(spec_tool.id) or {}
+        # The hint under each tool's select follows the select without a reload (issue 15): the
+        # sentence for each choice, and for "as the capability says" under each binding choice.
+        choices = [value for value, _ in APPROVAL_CHOICES]
+        sentences = {
+            "tool": {c: _sentence(cap, spec_tool.id, "default", {spec_tool.id: c}) for c in choices},
+            "inherited": {c: _sentence(cap, spec_tool.id, c, {}) for c in choices},
+        }
         tools.append(
             {
                 "id": spec_tool.id,
@@ -320,6 +334,7 @@ def capability_context(
                 "name": override.get("name") or "",
                 "description": override.get("description") or "",
                 "sentence": sentence,
+                "sentences_json": json.dumps(sentences),
                 "errors": _field_errors(mine, f"tool_approval.{spec_tool.id}")
                 + _field_errors(mine, f"tool_overrides.{spec_tool.id}"),
             }

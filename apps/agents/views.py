@@ -19,6 +19,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from apps.orgs import permissions as perms
+from apps.runs.choices import TERMINAL_STATUSES, RunStatus
 from apps.vault.selectors import secrets_for
 
 from . import selectors, services
@@ -90,6 +91,13 @@ def _render_builder(request, agent, *, spec: dict, errors: list[PublishError], s
         "can_edit": can_edit and agent.status == "active",
         "can_publish": selectors.can(request.user, agent, "publish") and agent.status == "active",
         "versions": selectors.versions_of(agent)[:50],
+        # "Try it" chats with the published version beside the configuration (runs:chat-send).
+        "try_it": bool(agent.current_version_id)
+        and agent.status == "active"
+        and selectors.can(request.user, agent, "run"),
+        "terminal_statuses": sorted(TERMINAL_STATUSES),
+        "status_labels": dict(RunStatus.choices),
+        "can_decide": perms.has_org_permission(request.user, agent.organization, perms.APPROVALS_DECIDE),
         **builder_context(
             spec, errors, list(secrets_for(agent.organization).values("id", "name", "purpose"))
         ),

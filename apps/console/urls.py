@@ -14,5 +14,16 @@ urlpatterns = [
     ),
     path("settings/members/<int:membership_id>/remove/", views.member_remove, name="member-remove"),
     path("settings/api-keys/", views.api_keys, name="api-keys"),
+    path("settings/model-profiles/", views.model_profiles, name="model-profiles"),
+    path(
+        "settings/model-profiles/<int:profile_id>/",
+        views.model_profile_edit,
+        name="model-profile-edit",
+    ),
+    path(
+        "settings/model-profiles/<int:profile_id>/default/",
+        views.model_profile_make_default,
+        name="model-profile-default",
+    ),
     path("settings/api-keys/<int:key_id>/revoke/", views.api_key_revoke, name="api-key-revoke"),
 ]

@@ -7,21 +7,36 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.mail import send_mail
-from django.http import Http404
+from django.http import Http404, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 from django.views.decorators.http import require_POST
 
+from apps.agents import selectors as agent_selectors
+from apps.agents import services as agent_services
+from apps.agents.models import Provider
+from apps.approvals import selectors as approval_selectors
+from apps.approvals.choices import ApprovalStatus
 from apps.orgs import permissions as perms
 from apps.orgs import selectors, services
 from apps.orgs.middleware import SESSION_KEY
-from apps.spend.aggregates import SpendScope, daily_series, month_to_date, spend_totals
+from apps.runs import selectors as run_selectors
+from apps.runs.filters import parse_run_history
+from apps.spend.aggregates import (
+    SpendScope,
+    daily_series,
+    month_to_date,
+    spend_by_agent,
+    spend_by_provider,
+    spend_totals,
+)
 from apps.spend.charts import daily_cost_svg
 from apps.spend.filters import last_days
+from apps.vault.selectors import secrets_for
 
-from .forms import ApiKeyForm, InviteForm, OrganizationForm, RoleForm
+from .forms import ApiKeyForm, InviteForm, ModelProfileForm, OrganizationForm, RoleForm
 
 _UNCHANGED = ...
 DASHBOARD_DAYS = 30
@@ -42,6 +57,7 @@ def dashboard(request):
     organization = _organization(request)
     role = organization.role_of(request.user)
     context = {"organization": organization, "role": role, "spend": None}
+    context.update(_attention(request.user, organization))
     # The cap card: the organization's month to date against its cap, and the last 30 days per
     # day — the same selectors as the Spend page. Spend is a runs:view read (seed 003): without
     # it the card is absent, not a question that comes back refused.
@@ -56,8 +72,34 @@ def dashboard(request):
                 series, width=480, height=120, title=f"Daily cost, last {DASHBOARD_DAYS} days (UTC)"
             ),
             "total": spend_totals(scope, window),
+            "agents": spend_by_agent(scope, window)[:8],
+            "simulated": any(
+                row["provider"] == "offline" for row in spend_by_provider(scope, window)
+            ),
         }
     return render(request, "console/dashboard.html", context)
+
+
+# What a failed run is, for "needs attention": it ended without the answer it was asked for.
+ATTENTION_STATUSES = ("failed", "budget_exceeded", "guardrail_blocked")
+
+
+def _attention(user, organization) -> dict:
+    """What needs someone: calls waiting for a decision (for those who decide) and the latest
+    runs that ended badly — through the same selectors as the approvals queue and Activity."""
+    waiting = None
+    if perms.has_org_permission(user, organization, perms.APPROVALS_DECIDE):
+        pending = approval_selectors.approvals_visible_to(user, organization).filter(
+            status=ApprovalStatus.PENDING
+        )
+        waiting = {
+            "count": pending.count(),
+            "oldest_seconds": approval_selectors.oldest_pending_age_seconds(user, organization),
+        }
+    params = QueryDict(mutable=True)
+    params.setlist("status", list(ATTENTION_STATUSES))
+    failed = run_selectors.run_history(user, organization, parse_run_history(params))[:5]
+    return {"waiting": waiting, "failed_runs": list(failed), "failed_link": "?" + params.urlencode()}
 
 
 @login_required
@@ -245,3 +287,81 @@ def api_key_revoke(request, key_id: int):
     services.api_key_revoke(actor=request.user, api_key=api_key)
     messages.success(request, f"Key {api_key.prefix}… revoked.")
     return redirect("console:api-keys")
+
+
+@login_required
+def model_profiles(request):
+    """Settings → Model profiles: the models this organization's agents may use, managed here
+    and not only in the admin (the same services as ``/api/v1/model-profiles/``)."""
+    organization = _organization(request)
+    if not perms.has_org_permission(request.user, organization, perms.SETTINGS_MANAGE):
+        raise PermissionDenied
+    form = ModelProfileForm(
+        request.POST or None,
+        providers=Provider.choices,
+        secrets=list(secrets_for(organization).values("id", "name", "purpose")),
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            profile = agent_services.model_profile_create(
+                actor=request.user, organization=organization, **form.cleaned_data
+            )
+        except ValidationError as error:
+            for field, problems in error.message_dict.items():
+                form.add_error(field if field in form.fields else None, problems)
+        else:
+            messages.success(request, f"Model profile {profile.label} added.")
+            return redirect("console:model-profiles")
+    return render(
+        request,
+        "console/settings_model_profiles.html",
+        {"form": form, "profiles": agent_selectors.model_profiles_for(organization)},
+    )
+
+
+@login_required
+@require_POST
+def model_profile_make_default(request, profile_id: int):
+    organization = _organization(request)
+    profile = get_object_or_404(agent_selectors.model_profiles_for(organization), pk=profile_id)
+    agent_services.model_profile_update(actor=request.user, profile=profile, is_default=True)
+    messages.success(request, f"{profile.label} is now the default model.")
+    return redirect("console:model-profiles")
+
+
+@login_required
+def model_profile_edit(request, profile_id: int):
+    """Change a model profile (label, model, server, key, context window) with the API's service."""
+    organization = _organization(request)
+    if not perms.has_org_permission(request.user, organization, perms.SETTINGS_MANAGE):
+        raise PermissionDenied
+    profile = get_object_or_404(agent_selectors.model_profiles_for(organization), pk=profile_id)
+    form = ModelProfileForm(
+        request.POST or None,
+        initial={
+            "label": profile.label,
+            "provider": profile.provider,
+            "model_name": profile.model_name,
+            "base_url": profile.base_url,
+            "secret_id": profile.secret_id,
+            "context_window": profile.context_window,
+            "is_default": profile.is_default,
+        },
+        providers=Provider.choices,
+        secrets=list(secrets_for(organization).values("id", "name", "purpose")),
+    )
+    if request.method == "POST" and form.is_valid():
+        changes = dict(form.cleaned_data)
+        if not changes["is_default"]:
+            changes.pop("is_default")  # "default" moves to another profile by choosing that one
+        try:
+            agent_services.model_profile_update(actor=request.user, profile=profile, **changes)
+        except ValidationError as error:
+            for field, problems in error.message_dict.items():
+                form.add_error(field if field in form.fields else None, problems)
+        else:
+            messages.success(request, f"Model profile {changes['label']} saved.")
+            return redirect("console:model-profiles")
+    return render(
+        request, "console/settings_model_profile_edit.html", {"form": form, "profile": profile}
+    )

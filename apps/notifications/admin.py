@@ -8,9 +8,11 @@ from .models import Notification, NotificationOptOut, UsageReportSent
 @admin.register(Notification)
 class NotificationAdmin(admin.ModelAdmin):
     list_display = ["title", "user", "organization", "kind", "created_at", "read_at"]
-    list_filter = ["kind", "created_at"]
-    search_fields = ["title", "user__email"]
-    raw_id_fields = ["organization", "user"]
+    list_filter = ["kind", "organization", ("read_at", admin.EmptyFieldListFilter), "created_at"]
+    search_fields = ["title", "user__email", "=run__id"]
+    raw_id_fields = ["organization", "user", "run"]
+    list_select_related = ["user", "organization"]
+    date_hierarchy = "created_at"
 
 
 @admin.register(NotificationOptOut)

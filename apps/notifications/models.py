@@ -28,6 +28,11 @@ class Notification(models.Model):
     body = models.TextField(blank=True)
     # Built by links.link(): always carries org=.
     link = models.CharField(max_length=500, blank=True)
+    # The run an approvals alert is about: the inbox shows it resolved once nothing of the run
+    # waits any more, and a run that parks again does not add a second unread alert.
+    run = models.ForeignKey(
+        "runs.Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     read_at = models.DateTimeField(null=True, blank=True)
 

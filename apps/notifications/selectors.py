@@ -1,4 +1,5 @@
-from django.db.models import QuerySet
+from django.apps import apps
+from django.db.models import Exists, OuterRef, QuerySet
 
 from .models import AlertKind, Channel, Notification, NotificationOptOut
 
@@ -6,6 +7,14 @@ from .models import AlertKind, Channel, Notification, NotificationOptOut
 def notifications_for(user, organization) -> QuerySet[Notification]:
     """A person's in-app notifications in the organization they are looking at."""
     return Notification.objects.filter(user=user, organization=organization)
+
+
+def inbox_for(user, organization) -> QuerySet[Notification]:
+    """The inbox: each approvals alert knows whether its run still waits for a decision
+    (``waiting``), so a decided one reads as resolved."""
+    ToolApproval = apps.get_model("approvals", "ToolApproval")
+    pending = ToolApproval.objects.filter(run_id=OuterRef("run_id"), status="pending")
+    return notifications_for(user, organization).annotate(waiting=Exists(pending))
 
 
 def unread_count(user, organization) -> int:

@@ -47,9 +47,28 @@ def _roles_sentence() -> str:
 
 
 def _deliver(
-    *, organization, kind: str, users: Iterable, subject: str, body: str, link: str = ""
+    *,
+    organization,
+    kind: str,
+    users: Iterable,
+    subject: str,
+    body: str,
+    link: str = "",
+    run_id: int | None = None,
 ) -> int:
     users = list(users)
+    # No duplicate alerts in the inbox: one unread alert per run and person (a run that parks
+    # again is the same request), and one unread budget alert per subject and person a month
+    # (every run the cap refuses would otherwise add another).
+    unread = Notification.objects.filter(kind=kind, user__in=users, read_at__isnull=True)
+    if run_id is not None:
+        unread = unread.filter(run_id=run_id)
+    elif kind == AlertKind.BUDGET:
+        month_start = timezone.now().replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+        unread = unread.filter(title=subject[:300], created_at__gte=month_start)
+    else:
+        unread = unread.none()
+    already_unread = set(unread.values_list("user_id", flat=True))
     opted_out = set(
         NotificationOptOut.objects.filter(user__in=users, kind=kind).values_list(
             "user_id", "channel"
@@ -57,7 +76,7 @@ def _deliver(
     )
     sent = 0
     for user in users:
-        if (user.pk, Channel.IN_APP) not in opted_out:
+        if (user.pk, Channel.IN_APP) not in opted_out and user.pk not in already_unread:
             Notification.objects.create(
                 organization=organization,
                 user=user,
@@ -65,6 +84,7 @@ def _deliver(
                 title=subject[:300],
                 body=body,
                 link=link,
+                run_id=run_id,
             )
         if (user.pk, Channel.EMAIL) not in opted_out:
             try:
@@ -112,6 +132,7 @@ def notify_run_parked(*, run_id: int) -> int:
                 f"person's approval: {calls}.\n\nReview the request: {approvals_queue_link(organization)}\n"
             ),
             link=approvals_queue_link(organization),
+            run_id=run.pk,
         )
         sent += _deliver(
             organization=organization,
@@ -123,6 +144,7 @@ def notify_run_parked(*, run_id: int) -> int:
                 f"for approval of a tool call ({calls}). Approving it is for an {_roles_sentence()} of the "
                 "organization. Nothing is asked of you.\n"
             ),
+            run_id=run.pk,
         )
         return sent
     except Exception:

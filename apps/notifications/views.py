@@ -18,7 +18,10 @@ def _organization(request):
 @login_required
 def inbox(request):
     organization = _organization(request)
-    notifications = selectors.notifications_for(request.user, organization)[:100]
+    notifications = list(selectors.inbox_for(request.user, organization)[:100])
+    for notification in notifications:
+        # An approvals alert whose run no longer waits for anyone reads as resolved.
+        notification.resolved = bool(notification.run_id and not notification.waiting)
     return render(request, "notifications/inbox.html", {"notifications": notifications})
 
 

@@ -14,6 +14,7 @@ which start with the history the run was given), its approvals and its questions
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from decimal import Decimal
 
@@ -25,7 +26,6 @@ from pydantic_ai.messages import (
     TextPart,
     ToolCallPart,
     ToolReturnPart,
-    UserPromptPart,
 )
 
 from apps.approvals import selectors as approval_selectors
@@ -34,9 +34,10 @@ from apps.approvals.models import Question, ToolApproval
 from apps.capabilities.tools.chart_svg import render_chart_svg
 from apps.capabilities.tools.charts import chart_artifact
 from apps.capabilities.tools.sources import sources_of
+from apps.spend.models import EntryKind, LedgerEntry
 
 from . import selectors
-from .choices import RunStatus
+from .choices import RunStatus, StepKind
 from .models import Conversation, Run
 
 ASK_TOOL_NAME = "ask_user_question"
@@ -69,6 +70,41 @@ def run_turn(conversation: Conversation, run_id: int) -> dict | None:
         if turn["role"] == "assistant" and turn["run_id"] == run_id:
             return turn
     return None
+
+
+def run_trace(run: Run) -> list[dict]:
+    """A run's blocks in order (what the chat draws for it), for the run's detail in Activity."""
+    approvals = {
+        a.tool_call_id: a
+        for a in ToolApproval.objects.filter(run=run)
+        .select_related("agent", "run", "run__user", "decided_by")
+        .order_by("created_at", "pk")
+    }
+    questions = {q.tool_call_id: q for q in Question.objects.filter(run=run).order_by("created_at", "pk")}
+    return _blocks(run, run.output, approvals, questions)
+
+
+def step_timeline(run: Run, steps) -> list[dict]:
+    """The run's steps with when each model request was booked, in seconds after the run
+    started (its ledger entry's time: the request's response had arrived and been priced). Steps
+    are written when the run ends and carry no time of their own; the ledger books each request
+    as it happens, in order, so the n-th model request step is the n-th request entry."""
+    booked = list(
+        LedgerEntry.objects.filter(ledger__run_id=run.pk, kind=EntryKind.MODEL_REQUEST)
+        .order_by("created_at", "pk")
+        .values_list("created_at", flat=True)
+    )
+    start = run.started_at
+    end = run.ended_at or (booked[-1] if booked else None)
+    total = (end - start).total_seconds() if start and end else None
+    rows, index = [], 0
+    for step in steps:
+        row = {"step": step, "at_s": None, "total_s": total}
+        if step.kind == StepKind.MODEL_REQUEST and start and index < len(booked):
+            row["at_s"] = max(0.0, (booked[index] - start).total_seconds())
+            index += 1
+        rows.append(row)
+    return rows
 
 
 def _merge_segment(turn: dict, later: dict) -> None:
@@ -111,17 +147,19 @@ def _attach_runs(by_run: dict[int, dict]) -> None:
 
 def _own_messages(run: Run) -> list:
     """The messages this run added: its transcript starts with the conversation's history, and
-    this run's part begins at the request carrying its own input (the last one that does)."""
-    if not run.transcript:
-        return []
-    messages = ModelMessagesTypeAdapter.validate_python(run.transcript)
+    this run's part begins at the request carrying its own input (the last one that does).
+
+    Found on the stored JSON before anything is parsed: a long conversation's later runs carry
+    every earlier turn, and only their own tail is drawn."""
+    stored = run.transcript or []
     start = None
-    for index, message in enumerate(messages):
-        if isinstance(message, ModelRequest) and any(
-            isinstance(part, UserPromptPart) and part.content == run.input for part in message.parts
+    for index, message in enumerate(stored):
+        if message.get("kind") == "request" and any(
+            part.get("part_kind") == "user-prompt" and part.get("content") == run.input
+            for part in message.get("parts") or []
         ):
             start = index
-    return messages[start:] if start is not None else messages
+    return ModelMessagesTypeAdapter.validate_python(stored[start or 0 :]) if stored else []
 
 
 class _Blocks:
@@ -186,6 +224,7 @@ def _blocks(run: Run, content: str, approvals: dict, questions: dict) -> list[di
                             "tool_name": part.tool_name,
                             "content": result,
                             "pretty": _pretty(result),
+                            "checklist": _checklist(result),
                         }
                     )
                     metadata = getattr(part, "metadata", None)
@@ -217,6 +256,21 @@ def _blocks(run: Run, content: str, approvals: dict, questions: dict) -> list[di
     if not any(b["kind"] == "text" for b in blocks.items) and content:
         blocks.text(content)
     return blocks.items
+
+
+# A plan as the planning tools print it: "1. [x] [a1b2] Email the customer (completed)".
+_PLAN_LINE = re.compile(r"^\s*\d+\.\s+\[(?P<mark>[ x~!-])\]\s+(?:\[[^\]]+\]\s+)?(?P<text>.+?)(?:\s+\((?P<state>[a-z_]+)\))?(?:\s+—.*)?$")
+_PLAN_MARKS = {"x": "done", "~": "doing", "-": "dropped", "!": "blocked", " ": "todo"}
+
+
+def _checklist(result: str) -> list[dict] | None:
+    """A plan result as checklist items; None when the result is not a plan."""
+    items = []
+    for line in result.splitlines():
+        match = _PLAN_LINE.match(line)
+        if match:
+            items.append({"state": _PLAN_MARKS[match["mark"]], "text": match["text"]})
+    return items or None
 
 
 def _pretty(result: str) -> str | None:

@@ -13,6 +13,8 @@ own view context and template) for someone with approvals:decide, the run histor
 
 from __future__ import annotations
 
+import re
+
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
@@ -33,7 +35,7 @@ from .choices import TERMINAL_STATUSES, RunStatus, Surface
 from .events import newest_seq
 from .exports import runs_export
 from .filters import ORDERS, SLOW_RUN_MS, parse_run_history
-from .transcript import chat_turns, run_turn
+from .transcript import chat_turns, run_trace, run_turn, step_timeline
 
 PAGE_SIZE = 25
 
@@ -249,7 +251,7 @@ def activity(request):
         filters = parse_run_history(params)
         runs = selectors.run_history(request.user, organization, filters)
     except ValidationError as error:
-        errors = error.message_dict
+        errors = _human_errors(error.message_dict)
         filters = parse_run_history({})
         runs = selectors.run_history(request.user, organization, filters).none()
     page = Paginator(runs, PAGE_SIZE).get_page(request.GET.get("page"))
@@ -260,7 +262,9 @@ def activity(request):
         if run is not None:
             detail = {
                 "run": run,
-                "transcript": selectors.run_transcript(run),
+                "trace": run_trace(run),
+                "transcript": (transcript := selectors.run_transcript(run)),
+                "timeline": step_timeline(run, transcript["steps"]),
                 "delegations": selectors.delegations_of(run),
                 "parent": run.parent_run
                 if run.parent_run_id
@@ -312,6 +316,41 @@ def activity(request):
             "download_link": _download_link(request, runs),
         },
     )
+
+
+# The filter form's own names for the parser's fields, and its sentences in the person's words.
+_FILTER_LABELS = {
+    "status": "Status",
+    "surface": "Surface",
+    "model_label": "Model",
+    "started_from": "From",
+    "started_to": "To",
+    "took_over_ms": "Took over (ms)",
+    "order_by": "Order",
+    "descending": "Order",
+    "agent_id": "Agent",
+    "user_id": "Person",
+    "rated": "Rated",
+}
+_FILTER_SENTENCES = [
+    (re.compile(r"^'(?P<v>.*)' is not an id \(a positive integer\)$"), "“{v}” is not a whole number"),
+    (re.compile(r"^'(?P<v>.*)' is not true or false$"), "“{v}” is neither yes nor no"),
+]
+
+
+def _human_errors(message_dict: dict) -> dict:
+    """{label: [sentence]}: "took_over_ms: 'abc' is not an id" reads "Took over (ms): “abc” is
+    not a whole number"."""
+    out: dict[str, list[str]] = {}
+    for field, problems in message_dict.items():
+        label = _FILTER_LABELS.get(field, field.replace("_", " ").capitalize())
+        for problem in problems:
+            for pattern, sentence in _FILTER_SENTENCES:
+                if match := pattern.match(problem):
+                    problem = sentence.format(**match.groupdict())
+                    break
+            out.setdefault(label, []).append(problem)
+    return out
 
 
 @login_required

@@ -72,6 +72,8 @@ def spend_page(request):
         {
             "organization": organization,
             "overview": overview,
+            # Offline-model money is its rate card's, never a bill: the page says so (issue 15).
+            "simulated": any(row["provider"] == "offline" for row in overview["by_provider"]),
             "window": window,
             "chart": daily_cost_svg(
                 overview["daily"],

@@ -373,11 +373,14 @@
     var turn = turnOf(runId) || addTurn("assistant", "", runId);
     var existingText = turn.querySelector(":scope > .text");
     if (existingText && !existingText.textContent) { existingText.remove(); }
-    // The server's state badge and cost were a snapshot; the run's frames say what comes next.
-    metaOf(turn).querySelectorAll(".badge, .cost").forEach(function (node) { node.remove(); });
     var spent = 0;
     var simulated = false;
     var parked = !!afterSeq && form.dataset.liveParked === "true";
+    // A running turn's badge and cost were a snapshot: its frames say what comes next. A parked
+    // turn keeps its "Awaiting approval" until it resumes.
+    if (!parked) {
+      metaOf(turn).querySelectorAll(".badge, .cost").forEach(function (node) { node.remove(); });
+    }
     statusLine.textContent = "Running…";
     costLine.textContent = "";
     cancelButton.hidden = false;
@@ -474,6 +477,11 @@
   function finished(runId, frame, simulated) {
     if (terminal.indexOf(frame.status) === -1) {
       // Not redrawn while parked: the person may be typing a note or picking an answer in a card.
+      // Its state in words, as a reload draws it.
+      var meta = metaOf(turnOf(runId));
+      if (!meta.querySelector(".badge.status-" + frame.status)) {
+        meta.insertBefore(el("span", "badge status-" + frame.status, statusWords(frame.status)), meta.firstChild);
+      }
       // Parked (an approval, a question): the same stream continues when it resumes.
       statusLine.textContent = frame.status === "awaiting_approval"
         ? "Waiting for approval."
@@ -568,7 +576,8 @@
         hidden.value = result.body.conversation_id;
         form.appendChild(hidden);
         form.dataset.agentName = agentName();
-        window.history.replaceState(null, "", result.body.url);
+        // The Builder's "Try it" pane stays on the Builder; the chat page moves to the conversation.
+        if (!form.dataset.stay) { window.history.replaceState(null, "", result.body.url); }
       }
       follow(result.body.run_id);
     }).catch(function () {

@@ -44,10 +44,10 @@ def test_the_owner_approves_a_parked_run_from_the_queue_and_it_finishes(
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         page.goto(f"{live_server.url}/approvals/")
-        if page.inner_text(f".run-status[data-run-id='{run.pk}']") == "completed":
+        if page.inner_text(f".run-status[data-run-id='{run.pk}']") == "Completed":
             break
         time.sleep(0.2)
-    assert page.inner_text(f".run-status[data-run-id='{run.pk}']") == "completed"
+    assert page.inner_text(f".run-status[data-run-id='{run.pk}']") == "Completed"  # in words
     assert "Approved by" in page.inner_text("#approval-log")
     body = page.request.get(
         f"{live_server.url}/api/v1/runs/{run.pk}/", headers={"Accept": "application/json"}

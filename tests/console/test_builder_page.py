@@ -111,3 +111,13 @@ def test_a_version_reads_as_yaml_with_a_diff_against_the_previous_one(
     assert '<span class="add">+instructions: Help politely.</span>' in diff
     assert f'href="/agents/{agent.pk}/versions/1/"' in second
     assert '"capabilities"' not in second  # not JSON
+
+
+def test_try_it_is_offered_once_published(client, builder, make_agent):  # noqa: F811
+    agent = make_agent(spec_with())
+    client.force_login(builder)
+    page = client.get(f"/agents/{agent.pk}/").content.decode()
+    assert 'id="try-it-unpublished"' in page and 'class="try-it"' not in page
+    agent_publish(actor=builder, agent=agent)
+    page = client.get(f"/agents/{agent.pk}/").content.decode()
+    assert 'class="try-it"' in page and f'name="agent_id" value="{agent.pk}"' in page

@@ -136,3 +136,37 @@ def test_markdown_is_rendered_and_sanitized():
 )
 def test_conversation_titles_read_without_the_offline_models_commands(title, cleaned):
     assert chat_title(title) == cleaned
+
+
+def test_tool_results_are_drawn_by_kind_a_plan_as_a_checklist(client, org, owner):
+    from tests.runs.factories import published_agent
+
+    agent = published_agent(org, name="Planner", capabilities=[{"id": "planning"}])
+    first = run_now(owner, org, agent, '/call add_task {"content": "Email the customer"}', surface="chat")
+    run_now(owner, org, agent, "/call read_plan {}", surface="chat", conversation=first.conversation)
+    client.force_login(owner)
+    html = client.get(f"/chat/{first.conversation_id}/").content.decode()
+    checklist = html.split('<ul class="checklist">', 1)[1].split("</ul>", 1)[0]
+    assert 'class="todo"' in checklist and "Email the customer" in checklist
+
+
+def test_reopening_a_conversation_costs_the_same_queries_for_2_runs_or_6(client, org, owner):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.runs.factories import published_agent
+
+    agent = published_agent(org, name="Helper")
+    first = run_now(owner, org, agent, "one", surface="chat")
+    client.force_login(owner)
+    url = f"/chat/{first.conversation_id}/"
+
+    def queries_with(count):
+        while first.conversation.runs.count() < count:
+            run_now(owner, org, agent, "again", surface="chat", conversation=first.conversation)
+        client.get(url)
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(url).status_code == 200
+        return len(captured)
+
+    assert queries_with(2) == queries_with(6)

@@ -45,7 +45,11 @@ def _settled(page, run_id):
     )
 
 
+@pytest.mark.parametrize(
+    "viewport", [{"width": 1440, "height": 900}, {"width": 390, "height": 844}], ids=["desktop", "phone"]
+)
 def test_a_conversation_that_parked_was_approved_and_answered_reads_the_same_after_a_reload(
+    viewport,
     page,
     asgi_server,  # noqa: F811
     celery_worker,  # noqa: F811
@@ -55,6 +59,7 @@ def test_a_conversation_that_parked_was_approved_and_answered_reads_the_same_aft
     base = f"http://{asgi_server}"
     gated_agent(org, name="Gated", extra_capabilities=[{"id": "ask_user"}])
     sign_in(page, base, owner)
+    page.set_viewport_size(viewport)
     page.goto(f"{base}/chat/")
     page.evaluate(COUNT_TOOL_LINES)
     page.select_option("#chat-agent", label="Gated")
@@ -67,9 +72,14 @@ def test_a_conversation_that_parked_was_approved_and_answered_reads_the_same_aft
     first = wait_for(Run.objects.get(organization=org).pk, statuses={"awaiting_approval"})
     # The new conversation is in the sidebar at once, its title without the command's JSON.
     current = page.locator("#thread-list li.current a")
-    assert current.inner_text() == "add_task: Email the customer"
+    # (On a phone the list is folded: its text is there, not drawn.)
+    assert current.text_content() == "add_task: Email the customer"
     # Locators, not string predicates: the console's CSP runs no eval'd code.
     expect(page.locator("#chat-status")).to_have_text("Waiting for approval.")
+    # Its state in words while it waits, as a reload would draw it.
+    expect(page.locator(".turn.assistant .badge.status-awaiting_approval")).to_have_text(
+        "Awaiting approval"
+    )
     card.locator("input[name=note]").fill("Go ahead")
     card.locator("button[value=approve]").click()
     expect(page.locator("#chat-status")).to_have_text("Done.")
@@ -110,8 +120,11 @@ def test_a_conversation_that_parked_was_approved_and_answered_reads_the_same_aft
     assert all("_" not in badge for turn in live for badge in turn["badges"])
     assert approved["badges"] == ["simulated"] and answered["badges"] == ["simulated"]
 
+    assert not page.is_visible("#chat-cancel")  # nothing is running
+
     page.reload()
     page.wait_for_selector("#transcript .turn.assistant")
+    assert not page.is_visible("#chat-cancel")
     assert page.evaluate(SNAPSHOT) == live
     # Opened scrolled to the newest message.
     assert (

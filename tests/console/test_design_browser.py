@@ -74,6 +74,7 @@ def console_pages(org, owner, member):
         "Settings members": "/settings/members/",
         "Settings provider keys": "/settings/keys/",
         "Settings API keys": "/settings/api-keys/",
+        "Settings model profiles": "/settings/model-profiles/",
         "Settings notifications": "/settings/notifications/",
         "Notifications": "/notifications/",
     }
@@ -102,3 +103,22 @@ def test_the_login_page_passes_axe(page, live_server):
     page.goto(live_server.url + "/login/")
     assert _violations(page) == []
     assert _sideways_overflow(page) <= 0
+
+
+def test_at_390_px_the_navigation_folds_behind_a_menu_button(page, live_server, owner):
+    from playwright.sync_api import expect
+
+    page.set_viewport_size(PHONE)
+    sign_in(page, live_server.url, owner)
+    page.goto(live_server.url + "/activity/")
+    # The skip link is the first stop and leads to the content.
+    page.keyboard.press("Tab")
+    expect(page.locator(".skip-link")).to_be_focused()
+    toggle = page.locator("#nav-toggle")
+    nav = page.locator("nav.mainnav")
+    expect(toggle).to_be_visible()
+    expect(nav).to_be_hidden()
+    toggle.click()
+    expect(nav).to_be_visible()
+    expect(toggle).to_have_attribute("aria-expanded", "true")
+    expect(nav.locator('a[aria-current="page"]')).to_have_text("Activity")

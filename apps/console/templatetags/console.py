@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
 import nh3
@@ -24,7 +25,8 @@ _TAGS = {
     "ul", "ol", "li", "a", "h1", "h2", "h3", "h4", "h5", "h6",
     "table", "thead", "tbody", "tr", "th", "td",
 }  # fmt: skip
-_ATTRIBUTES = {"a": {"href", "title"}, "th": {"style"}, "td": {"style"}, "ol": {"start"}}
+# No style attributes: the console's Content-Security-Policy applies no inline style.
+_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}}
 
 
 @lru_cache(maxsize=1)
@@ -42,7 +44,6 @@ def render_markdown(text: str) -> str:
         attributes=_ATTRIBUTES,
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer nofollow",
-        filter_style_properties={"text-align"},
     )
 
 
@@ -55,9 +56,13 @@ def markdown_filter(text: str) -> str:
 @register.filter
 def money(value, digits: int = 2) -> str:
     """One money format: dollars with cents on totals; more digits only where asked."""
-    if value is None:
+    if value is None or value == "":
         return "—"
-    return f"${value:,.{int(digits)}f}"
+    try:
+        amount = Decimal(str(value))
+    except InvalidOperation:
+        return str(value)
+    return f"${amount:,.{int(digits)}f}"
 
 
 _COMMAND = re.compile(r"^\s*/(?P<verb>call|steps|ask)\b\s*(?P<rest>.*)$", re.DOTALL)
@@ -103,3 +108,20 @@ def pretty_json(value) -> str:
         except ValueError:
             return value
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+
+
+@register.filter
+def words(value) -> str:
+    """A stored state as words: ``awaiting_approval`` → "Awaiting approval"."""
+    text = str(value or "").replace("_", " ").strip()
+    return text[:1].upper() + text[1:]
+
+
+@register.filter
+def provider_label(value) -> str:
+    """A stored provider as its name: ``openai_compatible`` → "OpenAI-compatible server"."""
+    from apps.agents.models import Provider
+
+    if value in (None, "", "none"):
+        return "None (refused before a request)"
+    return dict(Provider.choices).get(value, str(value))

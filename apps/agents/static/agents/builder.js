@@ -33,3 +33,27 @@
     });
   });
 })();
+
+// Each tool's approval hint follows its select without a reload, and the capability's own
+// approval for the tools that say "as the capability says" (the sentences come from the
+// server, one per choice, in data-sentences).
+(function () {
+  function hintFor(select) {
+    var sentences = JSON.parse(select.dataset.sentences || "{}");
+    var section = select.closest("section.capability");
+    var binding = section && section.querySelector("select.binding-approval");
+    var text = select.value
+      ? (sentences.tool || {})[select.value]
+      : (sentences.inherited || {})[binding ? binding.value : "default"];
+    var hint = document.getElementById(select.getAttribute("aria-describedby"));
+    if (hint && text !== undefined) hint.textContent = text;
+  }
+  document.querySelectorAll("select[data-sentences]").forEach(function (select) {
+    select.addEventListener("change", function () { hintFor(select); });
+  });
+  document.querySelectorAll("select.binding-approval").forEach(function (binding) {
+    binding.addEventListener("change", function () {
+      binding.closest("section.capability").querySelectorAll("select[data-sentences]").forEach(hintFor);
+    });
+  });
+})();
