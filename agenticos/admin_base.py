@@ -40,7 +40,9 @@ def export_actions(table, *, noun: str, date_field: str):
     from apps.audit.selectors import Window
     from apps.orgs.models import Organization
 
-    table = replace(table, date_field=date_field, ordering=(date_field, "pk"), formats=("csv", "jsonl"))
+    table = replace(
+        table, date_field=date_field, ordering=(date_field, "pk"), formats=("csv", "jsonl")
+    )
 
     def export(modeladmin, request, queryset, fmt: str):
         selected = queryset.order_by()
@@ -66,7 +68,9 @@ def export_actions(table, *, noun: str, date_field: str):
                 surface="admin",
             )
         except ValidationError as error:
-            modeladmin.message_user(request, "Not exported: " + " ".join(error.messages), messages.ERROR)
+            modeladmin.message_user(
+                request, "Not exported: " + " ".join(error.messages), messages.ERROR
+            )
             return None
         return result.response()
 
@@ -76,8 +80,12 @@ def export_actions(table, *, noun: str, date_field: str):
     def export_jsonl(modeladmin, request, queryset):
         return export(modeladmin, request, queryset, "jsonl")
 
-    export_csv = admin.action(description=f"Export selected {noun} as CSV (recorded in the trail)")(export_csv)
-    export_jsonl = admin.action(description=f"Export selected {noun} as JSONL (recorded in the trail)")(export_jsonl)
+    export_csv = admin.action(description=f"Export selected {noun} as CSV (recorded in the trail)")(
+        export_csv
+    )
+    export_jsonl = admin.action(
+        description=f"Export selected {noun} as JSONL (recorded in the trail)"
+    )(export_jsonl)
     export_csv.__name__ = f"export_{table.name}_csv"
     export_jsonl.__name__ = f"export_{table.name}_jsonl"
     return [export_csv, export_jsonl]

@@ -16,6 +16,8 @@ application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
         # Cookie sessions are origin-checked; a bearer key (no ambient credential) is not.
-        "websocket": BrowserOriginValidator(WebsocketAuthMiddleware(URLRouter(websocket_urlpatterns))),
+        "websocket": BrowserOriginValidator(
+            WebsocketAuthMiddleware(URLRouter(websocket_urlpatterns))
+        ),
     }
 )

@@ -128,7 +128,9 @@ def up() -> int:
         services.record(data_dir / "services.json", public_url=environ["AGENTICOS_PUBLIC_URL"])
         _setup_django(environ)
         organization, owner, generated_password = prepare_database()
-        for name, command in _children(config["port"], config["worker_processes"], config["runs_per_worker"]).items():
+        for name, command in _children(
+            config["port"], config["worker_processes"], config["runs_per_worker"]
+        ).items():
             processes[name] = subprocess.Popen(command, env=environ)
         url = f"http://127.0.0.1:{config['port']}/"
         if generated_password:

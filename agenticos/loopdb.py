@@ -92,7 +92,9 @@ class LoopConnection:
             await self._take_session()
             try:
                 with self._wrapper.wrap_database_errors:
-                    return await self._exchange(statement, [params[name] for name in statement.params])
+                    return await self._exchange(
+                        statement, [params[name] for name in statement.params]
+                    )
             finally:
                 self._connection.lock.release()
 
@@ -134,7 +136,9 @@ class LoopConnection:
         transformer.set_pgresult(result)
         return transformer.load_rows(0, result.ntuples, tuple)
 
-    async def _execute_prepared(self, statement: Statement, transformer: Transformer, dumped) -> Any:
+    async def _execute_prepared(
+        self, statement: Statement, transformer: Transformer, dumped
+    ) -> Any:
         pgconn = self._connection.pgconn
         prepared = _prepared.setdefault(self._connection, {})
         key = (statement.name, tuple(transformer.types))
@@ -192,7 +196,9 @@ async def _ready(loop: asyncio.AbstractEventLoop, fd: int, *, writable: bool = F
         if not ready.done():
             ready.set_result(None)
 
-    add, remove = (loop.add_writer, loop.remove_writer) if writable else (loop.add_reader, loop.remove_reader)
+    add, remove = (
+        (loop.add_writer, loop.remove_writer) if writable else (loop.add_reader, loop.remove_reader)
+    )
     add(fd, wake)
     try:
         await ready
@@ -209,7 +215,9 @@ class LoopPool:
     session on the loop (never blocking it) instead of opening another. Built from Django's own
     connection parameters (the test database under the suite), opened on the loop that uses it."""
 
-    def __init__(self, *, size: int, alias: str = DEFAULT_DB_ALIAS, name: str = "agenticos-loop") -> None:
+    def __init__(
+        self, *, size: int, alias: str = DEFAULT_DB_ALIAS, name: str = "agenticos-loop"
+    ) -> None:
         from psycopg import AsyncConnection
         from psycopg_pool import AsyncConnectionPool
 

@@ -247,11 +247,7 @@ class StrictJSONMixin:
                 items = data[field.field_name]
                 if problem is None and isinstance(field, serializers.ListField) and items:
                     problem = next(
-                        (
-                            p
-                            for p in (_json_type_problem(field.child, item) for item in items)
-                            if p
-                        ),
+                        (p for p in (_json_type_problem(field.child, item) for item in items) if p),
                         None,
                     )
                 if problem:

@@ -38,7 +38,12 @@ class _BearerMiddleware(BaseMiddleware):
             user, organization, key_id = await _user_for_key(raw_key, client[0] or "")
             if user is not None:
                 # The key's id lets a consumer notice a revocation before its next send.
-                scope = {**scope, "user": user, "api_key_organization": organization, "api_key_id": key_id}
+                scope = {
+                    **scope,
+                    "user": user,
+                    "api_key_organization": organization,
+                    "api_key_id": key_id,
+                }
             else:
                 # A bad key never falls back to the session cookie (the origin check was skipped).
                 from django.contrib.auth.models import AnonymousUser

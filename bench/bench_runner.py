@@ -60,7 +60,9 @@ def _p99(values: list[float]) -> float:
 
 
 def _bare_agent() -> Agent:
-    return Agent(OfflineModel(), instructions="You are a helpful test agent.", toolsets=[offline_toolset()])
+    return Agent(
+        OfflineModel(), instructions="You are a helpful test agent.", toolsets=[offline_toolset()]
+    )
 
 
 async def _bare_run(agent: Agent, prompt: str) -> None:
@@ -75,7 +77,9 @@ async def _bare_run(agent: Agent, prompt: str) -> None:
 
 @pytest.fixture
 def cast(transactional_db):
-    org = OrganizationFactory(name="Bench", slug=f"bench-{uuid.uuid4().hex[:6]}", monthly_budget_usd=100000)
+    org = OrganizationFactory(
+        name="Bench", slug=f"bench-{uuid.uuid4().hex[:6]}", monthly_budget_usd=100000
+    )
     user = member_of(org, Role.MEMBER, f"bench-{uuid.uuid4().hex[:6]}@bench.test")
     agent = published_agent(org, limits={"max_steps": STEPS}, budget={"monthly_usd": "100000"})
     return org, user, agent
@@ -109,12 +113,16 @@ def test_governance_overhead_per_model_request(cast):
     floor_times: list[float] = []
     floor: _Floor | None = None
     for index in range(PAIRS + 3):  # three warm-up pairs are discarded
-        agent_bare = _bare_agent()  # built before the clock starts, as prepare() is for the governed run
+        agent_bare = (
+            _bare_agent()
+        )  # built before the clock starts, as prepare() is for the governed run
         started = time.perf_counter()
         async_to_sync(_bare_run)(agent_bare, prompt)
         bare = time.perf_counter() - started
         governed = _governed_run(user, org, agent, prompt)
-        floor = floor or _Floor(org, agent)  # its ledger entries go on the first governed run's ledger
+        floor = floor or _Floor(
+            org, agent
+        )  # its ledger entries go on the first governed run's ledger
         samples = [floor.sample() for _ in range(FLOOR_SAMPLES_PER_PAIR)]
         if index >= 3:
             bare_times.append(bare)
@@ -150,7 +158,9 @@ def test_governance_overhead_per_model_request(cast):
     finally:
         guard_module.BudgetGuard.wrap_model_request = original
 
-    per_request_ms = [(g - b) / STEPS * 1000 for g, b in zip(governed_times, bare_times, strict=True)]
+    per_request_ms = [
+        (g - b) / STEPS * 1000 for g, b in zip(governed_times, bare_times, strict=True)
+    ]
     guard_ms = [t * 1000 for t in guard_times]
     bare_per_request_ms = statistics.median(bare_times) / STEPS * 1000
     governed_per_request_ms = statistics.median(governed_times) / STEPS * 1000
@@ -232,8 +242,21 @@ def test_runs_per_second_through_celery_with_two_worker_processes(cast):
     celery = str(Path(sys.executable).with_name("celery"))
     workers = [
         subprocess.Popen(
-            [celery, "-A", "agenticos", "worker", "-P", "solo", "-Q", queue, "-n", f"bench{n}-{queue}@%h",
-             "--without-gossip", "--without-mingle", "--loglevel=WARNING"],
+            [
+                celery,
+                "-A",
+                "agenticos",
+                "worker",
+                "-P",
+                "solo",
+                "-Q",
+                queue,
+                "-n",
+                f"bench{n}-{queue}@%h",
+                "--without-gossip",
+                "--without-mingle",
+                "--loglevel=WARNING",
+            ],
             cwd=ROOT,
             env=_worker_env(),
         )
@@ -242,11 +265,16 @@ def test_runs_per_second_through_celery_with_two_worker_processes(cast):
     celery_app.conf.task_default_queue = queue
     try:
         # Warm both workers up (imports, first connections) before timing.
-        warm = [run_create(actor=user, organization=org, agent=agent, input="warm up") for _ in range(4)]
+        warm = [
+            run_create(actor=user, organization=org, agent=agent, input="warm up") for _ in range(4)
+        ]
         _wait_all([r.pk for r in warm], timeout=120)
 
         started = time.perf_counter()
-        runs = [run_create(actor=user, organization=org, agent=agent, input=f"hello {n}") for n in range(THROUGHPUT_RUNS)]
+        runs = [
+            run_create(actor=user, organization=org, agent=agent, input=f"hello {n}")
+            for n in range(THROUGHPUT_RUNS)
+        ]
         _wait_all([r.pk for r in runs], timeout=300)
         elapsed = time.perf_counter() - started
     finally:

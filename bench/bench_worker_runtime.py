@@ -79,9 +79,14 @@ class Workers:
                 "PGAPPNAME": name,
                 "LOG_LEVEL": "WARNING",
             }
-            command = worker_command(runs_per_worker, f"bench{number}-{self.queue}@%h") + ["--queues", self.queue]
+            command = worker_command(runs_per_worker, f"bench{number}-{self.queue}@%h") + [
+                "--queues",
+                self.queue,
+            ]
             self.processes.append(
-                subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                subprocess.Popen(
+                    command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                )
             )
         self.peak_rss = [0] * processes
         self.peak_connections = [0] * processes
@@ -111,8 +116,12 @@ class Workers:
                     )
                     counts = dict(cursor.fetchall())
                 for index, name in enumerate(self.names):
-                    self.peak_connections[index] = max(self.peak_connections[index], counts.get(name, 0))
-                    self.peak_rss[index] = max(self.peak_rss[index], handles[index].memory_info().rss)
+                    self.peak_connections[index] = max(
+                        self.peak_connections[index], counts.get(name, 0)
+                    )
+                    self.peak_rss[index] = max(
+                        self.peak_rss[index], handles[index].memory_info().rss
+                    )
                 time.sleep(0.1)
         finally:
             connection.close()
@@ -146,7 +155,9 @@ def _wait_all(run_ids: list[int], timeout: float) -> None:
 
 @pytest.fixture
 def cast(transactional_db):
-    org = OrganizationFactory(name="Bench", slug=f"bench-{uuid.uuid4().hex[:6]}", monthly_budget_usd=None)
+    org = OrganizationFactory(
+        name="Bench", slug=f"bench-{uuid.uuid4().hex[:6]}", monthly_budget_usd=None
+    )
     user = member_of(org, Role.MEMBER, f"bench-{uuid.uuid4().hex[:6]}@bench.test")
     return org, user
 
@@ -170,9 +181,13 @@ def _measure(workers: Workers, org, user, agent, count: int, prompt: str) -> dic
     elapsed = time.perf_counter() - started
     workers.stop_sampling()
     cpu = workers.cpu_seconds() - cpu_before
-    statuses = list(Run.objects.filter(pk__in=[run.pk for run in runs]).values_list("status", "request_count"))
+    statuses = list(
+        Run.objects.filter(pk__in=[run.pk for run in runs]).values_list("status", "request_count")
+    )
     failures = set(
-        Run.objects.filter(pk__in=[run.pk for run in runs]).exclude(status="completed").values_list("status", "error")
+        Run.objects.filter(pk__in=[run.pk for run in runs])
+        .exclude(status="completed")
+        .values_list("status", "error")
     )
     return {
         "cpu": cpu,
@@ -222,7 +237,10 @@ def _bench(org, user, provider: Provider) -> None:
     try:
         profile = compatible_profile(org, base_url=provider.base_url, model_name="bench-model")
         agent = published_agent(
-            org, model_profile_id=profile.pk, capabilities=[{"id": "planning"}], limits={"max_steps": 10}
+            org,
+            model_profile_id=profile.pk,
+            capabilities=[{"id": "planning"}],
+            limits={"max_steps": 10},
         )
         # Warm every worker up (imports, first connections, the provider's client) before timing.
         _measure(workers, org, user, agent, 4 * processes, "warm up")

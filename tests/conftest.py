@@ -138,7 +138,9 @@ def page(monkeypatch):
     from playwright.sync_api import sync_playwright
 
     if not os.path.exists(CHROMIUM):
-        pytest.fail(f"{CHROMIUM} is missing: `apt-get install -y chromium` (make test and .ci/run do it)")
+        pytest.fail(
+            f"{CHROMIUM} is missing: `apt-get install -y chromium` (make test and .ci/run do it)"
+        )
     # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are
     # ordinary synchronous setup, not code inside that loop. Only for this test.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -155,9 +157,11 @@ def page(monkeypatch):
         violations: list[str] = []
         page.on(
             "console",
-            lambda message: violations.append(message.text)
-            if "Content Security Policy" in message.text
-            else None,
+            lambda message: (
+                violations.append(message.text)
+                if "Content Security Policy" in message.text
+                else None
+            ),
         )
         yield page
         browser.close()

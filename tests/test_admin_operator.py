@@ -79,7 +79,13 @@ def test_an_export_over_ten_thousand_rows_is_refused_with_the_count(
     ledger = Ledger.objects.get(run=finished_run)
     month = LedgerEntry.objects.filter(ledger=ledger).first().month
     LedgerEntry.objects.bulk_create(
-        LedgerEntry(ledger=ledger, organization=org, agent=finished_run.agent, month=month, cost_usd=Decimal("0.01"))
+        LedgerEntry(
+            ledger=ledger,
+            organization=org,
+            agent=finished_run.agent,
+            month=month,
+            cost_usd=Decimal("0.01"),
+        )
         for _ in range(10_000)
     )
     client.force_login(app_admin)
@@ -108,10 +114,18 @@ def test_a_pending_call_is_approved_from_the_admin_with_a_note_and_a_second_deci
     approval.refresh_from_db()
     assert approval.status == "approved" and approval.note == "Checked by ops"
     assert approval.decided_by == app_admin
-    assert AuditEntry.objects.filter(action="approval.approve", subject_id=str(approval.pk)).exists()
+    assert AuditEntry.objects.filter(
+        action="approval.approve", subject_id=str(approval.pk)
+    ).exists()
 
     response = _action(
-        client, ToolApproval, "reject_calls", [approval.pk], confirm="yes", note="Too late", follow=True
+        client,
+        ToolApproval,
+        "reject_calls",
+        [approval.pk],
+        confirm="yes",
+        note="Too late",
+        follow=True,
     )
     assert "already decided: it is approved" in response.content.decode()
     approval.refresh_from_db()
@@ -121,7 +135,9 @@ def test_a_pending_call_is_approved_from_the_admin_with_a_note_and_a_second_deci
 def test_a_pending_call_is_rejected_from_the_admin(client, app_admin, org, parked_run):
     approval = ToolApproval.objects.get(run=parked_run)
     client.force_login(app_admin)
-    _action(client, ToolApproval, "reject_calls", [approval.pk], confirm="yes", note="No emails today")
+    _action(
+        client, ToolApproval, "reject_calls", [approval.pk], confirm="yes", note="No emails today"
+    )
     approval.refresh_from_db()
     assert approval.status == "rejected" and approval.note == "No emails today"
 

@@ -17,7 +17,9 @@ from apps.orgs.models import Organization
 
 NAME_OF = Statement("test_name_of", 'SELECT name FROM "orgs_organization" WHERE id = %(id)s')
 SLOW_ONE = Statement("test_slow_one", "SELECT 1 FROM pg_sleep(%(seconds)s)")
-RENAME = Statement("test_rename", 'UPDATE "orgs_organization" SET name = %(name)s WHERE id = %(id)s')
+RENAME = Statement(
+    "test_rename", 'UPDATE "orgs_organization" SET name = %(name)s WHERE id = %(id)s'
+)
 DIVIDE = Statement("test_divide", "SELECT 1 / %(by)s")
 
 
@@ -55,7 +57,9 @@ def test_the_owning_threads_query_waits_for_a_statement_in_flight(org):
         in_flight = asyncio.ensure_future(db.fetch(SLOW_ONE, {"seconds": 0.3}))
         await asyncio.sleep(0.05)
         started = time.monotonic()
-        owner_rows = await sync_to_async(owner_query)('SELECT name FROM "orgs_organization" WHERE id = %s', [org.pk])
+        owner_rows = await sync_to_async(owner_query)(
+            'SELECT name FROM "orgs_organization" WHERE id = %s', [org.pk]
+        )
         return await in_flight, owner_rows, time.monotonic() - started
 
     loop_rows, owner_rows, waited = async_to_sync(both)()

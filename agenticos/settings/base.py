@@ -389,9 +389,7 @@ AUDIT_CHECKPOINT_KEY = env_str("AUDIT_CHECKPOINT_KEY", None) or _local_secret(
 
 # Where people reach the console; e-mailed links start with it.
 AGENTICOS_PUBLIC_URL = (
-    env_str("AGENTICOS_PUBLIC_URL", None)
-    or _recorded.get("public_url")
-    or "http://127.0.0.1:8000"
+    env_str("AGENTICOS_PUBLIC_URL", None) or _recorded.get("public_url") or "http://127.0.0.1:8000"
 )
 
 # First organization and owner, used by `agenticos bootstrap`.

@@ -26,13 +26,40 @@ class AgentVersionInline(admin.TabularInline):
 
 @admin.register(Agent)
 class AgentAdmin(admin.ModelAdmin):
-    list_display = ["name", "organization", "status", "is_template", "current_version", "updated_at"]
+    list_display = [
+        "name",
+        "organization",
+        "status",
+        "is_template",
+        "current_version",
+        "updated_at",
+    ]
     list_filter = ["status", "is_template", "organization"]
     search_fields = ["name", "organization__name"]
     list_select_related = ["organization", "current_version"]
     date_hierarchy = "updated_at"
-    readonly_fields = ["organization", "draft_spec", "current_version", "is_template", "created_by", "created_at", "updated_at", "status"]
-    fields = ["organization", "name", "description", "status", "is_template", "current_version", "draft_spec", "created_by", "created_at", "updated_at"]
+    readonly_fields = [
+        "organization",
+        "draft_spec",
+        "current_version",
+        "is_template",
+        "created_by",
+        "created_at",
+        "updated_at",
+        "status",
+    ]
+    fields = [
+        "organization",
+        "name",
+        "description",
+        "status",
+        "is_template",
+        "current_version",
+        "draft_spec",
+        "created_by",
+        "created_at",
+        "updated_at",
+    ]
     inlines = [AgentVersionInline]
     actions = ["publish_drafts", "archive_agents"]
 
@@ -47,7 +74,10 @@ class AgentAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         services.agent_update_draft(
-            actor=request.user, agent=obj, name=form.cleaned_data["name"], description=form.cleaned_data["description"]
+            actor=request.user,
+            agent=obj,
+            name=form.cleaned_data["name"],
+            description=form.cleaned_data["description"],
         )
 
     @admin.action(description="Publish the draft of the selected agents")
@@ -56,7 +86,9 @@ class AgentAdmin(admin.ModelAdmin):
             try:
                 version = services.agent_publish(actor=request.user, agent=agent)
             except PublishRefused as refused:
-                messages.error(request, f"{agent.name}: not published — " + "; ".join(map(str, refused.errors)))
+                messages.error(
+                    request, f"{agent.name}: not published — " + "; ".join(map(str, refused.errors))
+                )
             except (PermissionDenied, ValidationError) as error:
                 messages.error(request, f"{agent.name}: {error}")
             else:

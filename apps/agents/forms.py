@@ -322,7 +322,9 @@ def capability_context(
         # sentence for each choice, and for "as the capability says" under each binding choice.
         choices = [value for value, _ in APPROVAL_CHOICES]
         sentences = {
-            "tool": {c: _sentence(cap, spec_tool.id, "default", {spec_tool.id: c}) for c in choices},
+            "tool": {
+                c: _sentence(cap, spec_tool.id, "default", {spec_tool.id: c}) for c in choices
+            },
             "inherited": {c: _sentence(cap, spec_tool.id, c, {}) for c in choices},
         }
         tools.append(

@@ -68,13 +68,21 @@ def binding_tool_rows(binding: CapabilityBinding) -> tuple[list[ToolRow], list[W
         if spec_tool.id not in offered:
             condition = condition_json(spec_tool.offered_when) or {}
             withheld.append(
-                WithheldTool(cap.id, spec_tool.id, f"not offered with this configuration (offered when {condition.get('text', 'never')})")
+                WithheldTool(
+                    cap.id,
+                    spec_tool.id,
+                    f"not offered with this configuration (offered when {condition.get('text', 'never')})",
+                )
             )
             continue
-        decision = resolve_tool_approval_decision(cap, spec_tool.id, binding.approval, binding.tool_approval)
+        decision = resolve_tool_approval_decision(
+            cap, spec_tool.id, binding.approval, binding.tool_approval
+        )
         override = binding.tool_overrides.get(spec_tool.id)
         name = override.name if override and override.name else spec_tool.id
-        description = override.description if override and override.description else spec_tool.description
+        description = (
+            override.description if override and override.description else spec_tool.description
+        )
         rows.append(
             ToolRow(
                 capability=cap.id,
@@ -122,5 +130,7 @@ def approval_required(spec: AgentSpec | dict, tool_id: str) -> bool:
     for binding in spec.enabled_bindings():
         cap = get_capability(binding.id)
         if tool_id in cap.tool_ids:
-            return resolve_tool_approval_decision(cap, tool_id, binding.approval, binding.tool_approval).required
+            return resolve_tool_approval_decision(
+                cap, tool_id, binding.approval, binding.tool_approval
+            ).required
     raise KeyError(f"no enabled capability of this agent declares a tool {tool_id!r}")

@@ -17,10 +17,14 @@ class AgentStatus(models.TextChoices):
 class Agent(models.Model):
     """An agent of an organization: an editable draft spec plus numbered published versions."""
 
-    organization = models.ForeignKey("orgs.Organization", on_delete=models.CASCADE, related_name="agents")
+    organization = models.ForeignKey(
+        "orgs.Organization", on_delete=models.CASCADE, related_name="agents"
+    )
     name = models.CharField(max_length=120)
     description = models.CharField(max_length=500, blank=True)
-    status = models.CharField(max_length=16, choices=AgentStatus.choices, default=AgentStatus.ACTIVE)
+    status = models.CharField(
+        max_length=16, choices=AgentStatus.choices, default=AgentStatus.ACTIVE
+    )
     # The draft: what the Builder edits. Validated structurally on every save (AgentSpec).
     draft_spec = models.JSONField(default=dict)
     current_version = models.ForeignKey(
@@ -28,7 +32,9 @@ class Agent(models.Model):
     )
     # The organization's AgenticOS template agent (one per organization).
     is_template = models.BooleanField(default=False)
-    created_by = models.ForeignKey("orgs.User", on_delete=models.SET_NULL, null=True, related_name="+")
+    created_by = models.ForeignKey(
+        "orgs.User", on_delete=models.SET_NULL, null=True, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -40,12 +46,16 @@ class Agent(models.Model):
         ]
         constraints = [
             models.UniqueConstraint(
-                fields=["organization"], condition=models.Q(is_template=True), name="agent_one_template_per_org"
+                fields=["organization"],
+                condition=models.Q(is_template=True),
+                name="agent_one_template_per_org",
             ),
         ]
         indexes = [
             # The agent list of an organization, by name, without archived ones.
-            models.Index(fields=["organization", "status", "name"], name="agent_org_status_name_idx"),
+            models.Index(
+                fields=["organization", "status", "name"], name="agent_org_status_name_idx"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -62,7 +72,9 @@ class AgentVersion(models.Model):
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="versions")
     number = models.PositiveIntegerField()
     spec = models.JSONField()
-    published_by = models.ForeignKey("orgs.User", on_delete=models.SET_NULL, null=True, related_name="+")
+    published_by = models.ForeignKey(
+        "orgs.User", on_delete=models.SET_NULL, null=True, related_name="+"
+    )
     published_at = models.DateTimeField(auto_now_add=True)
     note = models.CharField(max_length=500, blank=True)
 
@@ -95,18 +107,24 @@ class ModelProfile(models.Model):
     as offline everywhere it appears.
     """
 
-    organization = models.ForeignKey("orgs.Organization", on_delete=models.CASCADE, related_name="model_profiles")
+    organization = models.ForeignKey(
+        "orgs.Organization", on_delete=models.CASCADE, related_name="model_profiles"
+    )
     label = models.CharField(max_length=100)
     provider = models.CharField(max_length=32, choices=Provider.choices)
     model_name = models.CharField(max_length=200)
     base_url = models.URLField(blank=True, help_text="Only for an OpenAI-compatible server.")
-    secret = models.ForeignKey("vault.Secret", on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    secret = models.ForeignKey(
+        "vault.Secret", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
     # Tokens; None when unknown (the context gauge is then omitted, never guessed).
     context_window = models.PositiveIntegerField(null=True, blank=True)
     # The longest one model request may take; a hung provider ends its run failed at this bound
     # instead of holding a worker's slot (docs/runner.md "Provider timeouts").
     request_timeout_seconds = models.PositiveIntegerField(
-        default=120, validators=[MinValueValidator(1)], help_text="Seconds one model request may take."
+        default=120,
+        validators=[MinValueValidator(1)],
+        help_text="Seconds one model request may take.",
     )
     is_default = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -115,7 +133,9 @@ class ModelProfile(models.Model):
         ordering = ["label"]
         constraints = [
             models.UniqueConstraint(
-                fields=["organization"], condition=models.Q(is_default=True), name="model_profile_one_default_per_org"
+                fields=["organization"],
+                condition=models.Q(is_default=True),
+                name="model_profile_one_default_per_org",
             ),
             models.CheckConstraint(
                 condition=~models.Q(provider="openai_compatible") | ~models.Q(base_url=""),
@@ -147,16 +167,22 @@ class SandboxConnection(models.Model):
     name = models.SlugField(max_length=64, help_text="What a binding's connection_id names.")
     label = models.CharField(max_length=100)
     base_url = models.URLField()
-    secret = models.ForeignKey("vault.Secret", on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    secret = models.ForeignKey(
+        "vault.Secret", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
     is_default = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["label"]
         constraints = [
-            models.UniqueConstraint(fields=["organization", "name"], name="sandbox_connection_name_unique"),
             models.UniqueConstraint(
-                fields=["organization"], condition=models.Q(is_default=True), name="sandbox_connection_one_default"
+                fields=["organization", "name"], name="sandbox_connection_name_unique"
+            ),
+            models.UniqueConstraint(
+                fields=["organization"],
+                condition=models.Q(is_default=True),
+                name="sandbox_connection_one_default",
             ),
         ]
 

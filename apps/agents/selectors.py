@@ -54,7 +54,11 @@ def agents_visible_to(user, organization, *, include_archived: bool = False) -> 
     if has_org_permission(user, organization, perms.AGENTS_VIEW):
         return agents
     return get_objects_for_user(
-        user, [f"agents.{c}" for c in GRANT_CODENAMES], klass=agents, any_perm=True, accept_global_perms=False
+        user,
+        [f"agents.{c}" for c in GRANT_CODENAMES],
+        klass=agents,
+        any_perm=True,
+        accept_global_perms=False,
     )
 
 
@@ -64,7 +68,11 @@ def agent_for(user, organization, agent_id, *, include_archived: bool = True) ->
         agent_id = int(agent_id)
     except (TypeError, ValueError):
         return None
-    return agents_visible_to(user, organization, include_archived=include_archived).filter(pk=agent_id).first()
+    return (
+        agents_visible_to(user, organization, include_archived=include_archived)
+        .filter(pk=agent_id)
+        .first()
+    )
 
 
 def can(user, agent: Agent, action: str) -> bool:
@@ -86,13 +94,13 @@ def agents_runnable_by(user, organization) -> QuerySet[Agent]:
     agents = agents_visible_to(user, organization).filter(current_version__isnull=False)
     if has_org_permission(user, organization, perms.AGENTS_RUN):
         return agents
-    return get_objects_for_user(
-        user, "agents.run_agent", klass=agents, accept_global_perms=False
-    )
+    return get_objects_for_user(user, "agents.run_agent", klass=agents, accept_global_perms=False)
 
 
 def versions_of(agent: Agent) -> QuerySet[AgentVersion]:
-    return AgentVersion.objects.filter(agent=agent).select_related("published_by").order_by("-number")
+    return (
+        AgentVersion.objects.filter(agent=agent).select_related("published_by").order_by("-number")
+    )
 
 
 def version_for(agent: Agent, number) -> AgentVersion | None:

@@ -94,7 +94,12 @@ def agent_create(
 
 @transaction.atomic
 def agent_update_draft(
-    *, actor, agent: Agent, name: str | None = None, description: str | None = None, spec: Any = None
+    *,
+    actor,
+    agent: Agent,
+    name: str | None = None,
+    description: str | None = None,
+    spec: Any = None,
 ) -> Agent:
     """Change the draft (and name/description). Only structure is checked here; the publish
     rules run at publish, so a half-finished draft can be saved."""
@@ -126,11 +131,18 @@ def agent_publish(*, actor, agent: Agent, note: str = "") -> AgentVersion:
     _require_agent(actor, agent, "publish")
     if agent.status == AgentStatus.ARCHIVED:
         raise ValidationError({"status": ["an archived agent cannot be published"]})
-    errors = validate_spec(agent.draft_spec, organization=agent.organization, actor=actor, agent=agent)
+    errors = validate_spec(
+        agent.draft_spec, organization=agent.organization, actor=actor, agent=agent
+    )
     if errors:
         raise PublishRefused(errors)
     spec = normalized_spec(AgentSpec.model_validate(agent.draft_spec))
-    last = AgentVersion.objects.filter(agent=agent).order_by("-number").values_list("number", flat=True).first()
+    last = (
+        AgentVersion.objects.filter(agent=agent)
+        .order_by("-number")
+        .values_list("number", flat=True)
+        .first()
+    )
     version = AgentVersion.objects.create(
         agent=agent, number=(last or 0) + 1, spec=spec, published_by=actor, note=note or ""
     )
@@ -143,7 +155,9 @@ def agent_publish(*, actor, agent: Agent, note: str = "") -> AgentVersion:
         "capabilities": [b["id"] for b in spec["capabilities"] if b.get("enabled", True)],
         "budget_monthly_usd": spec["budget"]["monthly_usd"],
     }
-    sandbox = next((b for b in spec["capabilities"] if b["id"] == "sandbox" and b.get("enabled", True)), None)
+    sandbox = next(
+        (b for b in spec["capabilities"] if b["id"] == "sandbox" and b.get("enabled", True)), None
+    )
     if sandbox and sandbox["config"].get("session_scope") == "agent":
         # Seed 000: the agent scope crosses a boundary between people, so setting it is audited —
         # a person who sees a file they did not create should be able to find out why.
@@ -167,16 +181,26 @@ def agent_archive(*, actor, agent: Agent) -> Agent:
     if not updated.update(status=AgentStatus.ARCHIVED):
         raise ValidationError({"status": ["the agent is already archived"]})
     agent.refresh_from_db()
-    record_audit(actor=actor, organization=agent.organization, action="agent.archive", subject=agent, details={})
+    record_audit(
+        actor=actor,
+        organization=agent.organization,
+        action="agent.archive",
+        subject=agent,
+        details={},
+    )
     return agent
 
 
 def _grant_target(agent: Agent, user, actions: list[str]) -> None:
     unknown = [a for a in actions if a not in ACTIONS]
     if unknown:
-        raise ValidationError({"actions": [f"unknown action(s) {', '.join(unknown)}; use {', '.join(ACTIONS)}"]})
+        raise ValidationError(
+            {"actions": [f"unknown action(s) {', '.join(unknown)}; use {', '.join(ACTIONS)}"]}
+        )
     if agent.organization.role_of(user) is None:
-        raise ValidationError({"user": [f"{user.email} is not a member of {agent.organization.name}"]})
+        raise ValidationError(
+            {"user": [f"{user.email} is not a member of {agent.organization.name}"]}
+        )
 
 
 @transaction.atomic
@@ -188,7 +212,10 @@ def agent_grant(*, actor, agent: Agent, user, actions: list[str]) -> None:
         _require_agent(actor, agent, action)
         assign_perm(f"agents.{ACTIONS[action][1]}", user, agent)
     record_audit(
-        actor=actor, organization=agent.organization, action="agent.grant", subject=agent,
+        actor=actor,
+        organization=agent.organization,
+        action="agent.grant",
+        subject=agent,
         details={"user_id": user.pk, "email": user.email, "actions": sorted(actions)},
     )
 
@@ -200,7 +227,10 @@ def agent_revoke(*, actor, agent: Agent, user, actions: list[str]) -> None:
     for action in actions:
         remove_perm(f"agents.{ACTIONS[action][1]}", user, agent)
     record_audit(
-        actor=actor, organization=agent.organization, action="agent.revoke", subject=agent,
+        actor=actor,
+        organization=agent.organization,
+        action="agent.revoke",
+        subject=agent,
         details={"user_id": user.pk, "email": user.email, "actions": sorted(actions)},
     )
 
@@ -215,28 +245,53 @@ def _profile_secret(organization, secret_id):
         return None
     secret = secrets_for(organization).filter(pk=secret_id).first()
     if secret is None:
-        raise ValidationError({"secret_id": [f"there is no secret {secret_id} in this organization's vault"]})
+        raise ValidationError(
+            {"secret_id": [f"there is no secret {secret_id} in this organization's vault"]}
+        )
     return secret
 
 
 @transaction.atomic
 def model_profile_create(
-    *, actor, organization, label: str, provider: str, model_name: str, base_url: str = "",
-    secret_id: int | None = None, context_window: int | None = None, is_default: bool = False,
+    *,
+    actor,
+    organization,
+    label: str,
+    provider: str,
+    model_name: str,
+    base_url: str = "",
+    secret_id: int | None = None,
+    context_window: int | None = None,
+    is_default: bool = False,
 ) -> ModelProfile:
     _require_org(actor, organization, perms.SETTINGS_MANAGE)
     if provider == "openai_compatible" and not base_url:
         raise ValidationError({"base_url": ["an OpenAI-compatible server needs its base_url"]})
     if is_default:
-        ModelProfile.objects.filter(organization=organization, is_default=True).update(is_default=False)
+        ModelProfile.objects.filter(organization=organization, is_default=True).update(
+            is_default=False
+        )
     profile = ModelProfile.objects.create(
-        organization=organization, label=label, provider=provider, model_name=model_name,
-        base_url=base_url or "", secret=_profile_secret(organization, secret_id),
-        context_window=context_window, is_default=is_default,
+        organization=organization,
+        label=label,
+        provider=provider,
+        model_name=model_name,
+        base_url=base_url or "",
+        secret=_profile_secret(organization, secret_id),
+        context_window=context_window,
+        is_default=is_default,
     )
     record_audit(
-        actor=actor, organization=organization, action="model_profile.create", subject=profile,
-        details={"label": label, "provider": provider, "model_name": model_name, "is_default": is_default},
+        actor=actor,
+        organization=organization,
+        action="model_profile.create",
+        subject=profile,
+        details={
+            "label": label,
+            "provider": provider,
+            "model_name": model_name,
+            "is_default": is_default,
+        },
     )
     return profile
 
@@ -248,13 +303,19 @@ def model_profile_update(*, actor, profile: ModelProfile, **changes) -> ModelPro
     fields = []
     for key in ("label", "provider", "model_name", "base_url", "context_window"):
         if key in changes:
-            setattr(profile, key, changes[key] if changes[key] is not None or key == "context_window" else "")
+            setattr(
+                profile,
+                key,
+                changes[key] if changes[key] is not None or key == "context_window" else "",
+            )
             fields.append(key)
     if "secret_id" in changes:
         profile.secret = _profile_secret(profile.organization, changes["secret_id"])
         fields.append("secret")
     if changes.get("is_default") and not profile.is_default:
-        ModelProfile.objects.filter(organization=profile.organization, is_default=True).update(is_default=False)
+        ModelProfile.objects.filter(organization=profile.organization, is_default=True).update(
+            is_default=False
+        )
         profile.is_default = True
         fields.append("is_default")
     if profile.provider == "openai_compatible" and not profile.base_url:
@@ -262,7 +323,10 @@ def model_profile_update(*, actor, profile: ModelProfile, **changes) -> ModelPro
     if fields:
         profile.save(update_fields=fields)
         record_audit(
-            actor=actor, organization=profile.organization, action="model_profile.update", subject=profile,
+            actor=actor,
+            organization=profile.organization,
+            action="model_profile.update",
+            subject=profile,
             details={"fields": fields},
         )
     return profile

@@ -64,7 +64,9 @@ def your_setup_section(spec: AgentSpec | dict) -> str:
     if has:
         for cap in has:
             tools = ", ".join(t.id for t in cap.tools) or "no tools — it shapes how you work"
-            lines.append(f"- {cap.name} ({cap.id}): {_first_sentence(cap.description)} Tools: {tools}.")
+            lines.append(
+                f"- {cap.name} ({cap.id}): {_first_sentence(cap.description)} Tools: {tools}."
+            )
     else:
         lines.append("- No capabilities: you can only answer from the conversation itself.")
     if not_built:

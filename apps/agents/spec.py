@@ -80,7 +80,9 @@ class Alerts(_Strict):
     # The agent's own cap reached: admins and the agent's owner unless the author says otherwise.
     budget: AlertRule = Field(default_factory=lambda: AlertRule(audience=["admins", "owner"]))
     # A call parked: whoever started the run and the admins.
-    approvals: AlertRule = Field(default_factory=lambda: AlertRule(audience=["initiator", "admins"]))
+    approvals: AlertRule = Field(
+        default_factory=lambda: AlertRule(audience=["initiator", "admins"])
+    )
     usage: UsageReport = Field(default_factory=UsageReport)
 
     @model_validator(mode="before")

@@ -73,7 +73,11 @@ def ensure_template_agent(*, organization, owner):
     from .models import Agent
     from .services import agent_create, agent_publish
 
-    existing = Agent.objects.select_for_update().filter(organization=organization, is_template=True).first()
+    existing = (
+        Agent.objects.select_for_update()
+        .filter(organization=organization, is_template=True)
+        .first()
+    )
     if existing is not None:
         return existing
     agent = agent_create(

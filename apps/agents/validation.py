@@ -99,7 +99,9 @@ def _loc(loc: tuple) -> str:
     return out
 
 
-def _pydantic_errors(exc: PydanticValidationError, *, binding: str | None, prefix: str) -> list[PublishError]:
+def _pydantic_errors(
+    exc: PydanticValidationError, *, binding: str | None, prefix: str
+) -> list[PublishError]:
     errors = []
     for err in exc.errors():
         loc = _loc(tuple(err.get("loc", ())))
@@ -125,8 +127,16 @@ def parse_spec(data: Any) -> tuple[AgentSpec | None, list[PublishError]]:
             binding = None
             field = _loc(loc) or "spec"
             if len(loc) >= 2 and loc[0] == "capabilities" and isinstance(loc[1], int):
-                entry = raw_caps[loc[1]] if isinstance(raw_caps, list) and loc[1] < len(raw_caps) else None
-                binding = entry.get("id") if isinstance(entry, dict) and isinstance(entry.get("id"), str) else f"capabilities[{loc[1]}]"
+                entry = (
+                    raw_caps[loc[1]]
+                    if isinstance(raw_caps, list) and loc[1] < len(raw_caps)
+                    else None
+                )
+                binding = (
+                    entry.get("id")
+                    if isinstance(entry, dict) and isinstance(entry.get("id"), str)
+                    else f"capabilities[{loc[1]}]"
+                )
                 field = _loc(loc[2:]) or "id"
             errors.append(PublishError(binding, field, msg))
         return None, errors
@@ -147,7 +157,9 @@ def _bound_ids(spec: AgentSpec, *, enabled_only: bool) -> set[str]:
 # --- static rules --------------------------------------------------------------------------
 
 
-def _check_binding_static(binding: CapabilityBinding, cap: Capability, errors: list[PublishError]) -> Any:
+def _check_binding_static(
+    binding: CapabilityBinding, cap: Capability, errors: list[PublishError]
+) -> Any:
     """Config, tool ids, visible names, approval on provider-executed tools. Returns parsed config."""
     b = binding.id
     parsed = None
@@ -194,8 +206,12 @@ def _check_binding_static(binding: CapabilityBinding, cap: Capability, errors: l
                 )
             )
 
-    if parsed is not None and not any(e.binding == b and e.field.startswith("tool_approval.") for e in errors):
-        for tool_id in gated_provider_executed_tools(cap, parsed, binding.approval, binding.tool_approval):
+    if parsed is not None and not any(
+        e.binding == b and e.field.startswith("tool_approval.") for e in errors
+    ):
+        for tool_id in gated_provider_executed_tools(
+            cap, parsed, binding.approval, binding.tool_approval
+        ):
             method = getattr(parsed, "method", None)
             field = f"tool_approval.{tool_id}" if tool_id in binding.tool_approval else "approval"
             errors.append(
@@ -252,16 +268,26 @@ def _check_key(binding: CapabilityBinding, cap: Capability, parsed, organization
                 )
             )
         return
-    secret = secrets_for(organization).filter(pk=binding.secret_id).first() if organization else None
+    secret = (
+        secrets_for(organization).filter(pk=binding.secret_id).first() if organization else None
+    )
     if secret is None:
         # Another organization's secret reads exactly like one that never existed.
         errors.append(
-            PublishError(b, "secret_id", f"there is no secret {binding.secret_id} in this organization's vault")
+            PublishError(
+                b,
+                "secret_id",
+                f"there is no secret {binding.secret_id} in this organization's vault",
+            )
         )
         return
     if secret.purpose in NEVER_A_CAPABILITY_KEY:
         errors.append(
-            PublishError(b, "secret_id", f"{secret.name} is a chat platform's token, not a key for {cap.name}")
+            PublishError(
+                b,
+                "secret_id",
+                f"{secret.name} is a chat platform's token, not a key for {cap.name}",
+            )
         )
         return
     if cap.id == "coding_agent" and parsed is not None and not getattr(parsed, "base_url", None):
@@ -299,7 +325,11 @@ def _check_sandbox(binding: CapabilityBinding, parsed, organization, errors) -> 
         for field in ("connection_id", "runtime"):
             if getattr(parsed, field) is not None:
                 errors.append(
-                    PublishError(b, f"config.{field}", f"{field} applies only to the service backend; clear it or choose service")
+                    PublishError(
+                        b,
+                        f"config.{field}",
+                        f"{field} applies only to the service backend; clear it or choose service",
+                    )
                 )
         return
     connections = sandbox_connections_for(organization) if organization else None
@@ -402,29 +432,57 @@ def _check_delegates(spec: AgentSpec, organization, actor, agent, errors) -> Non
     for i, pin in enumerate(spec.delegates):
         field = f"delegates[{i}]"
         if pin.agent_id in seen:
-            errors.append(PublishError(None, f"{field}.agent_id", f"agent {pin.agent_id} is named twice"))
+            errors.append(
+                PublishError(None, f"{field}.agent_id", f"agent {pin.agent_id} is named twice")
+            )
             continue
         seen.add(pin.agent_id)
         if agent is not None and pin.agent_id == agent.pk:
-            errors.append(PublishError(None, f"{field}.agent_id", "an agent cannot delegate to itself"))
+            errors.append(
+                PublishError(None, f"{field}.agent_id", "an agent cannot delegate to itself")
+            )
             continue
-        target = Agent.objects.filter(pk=pin.agent_id, organization=organization).first() if organization else None
+        target = (
+            Agent.objects.filter(pk=pin.agent_id, organization=organization).first()
+            if organization
+            else None
+        )
         if target is None:
-            errors.append(PublishError(None, f"{field}.agent_id", f"there is no agent {pin.agent_id} in this organization"))
+            errors.append(
+                PublishError(
+                    None,
+                    f"{field}.agent_id",
+                    f"there is no agent {pin.agent_id} in this organization",
+                )
+            )
             continue
         if target.status != AgentStatus.ACTIVE:
             errors.append(PublishError(None, f"{field}.agent_id", f"{target.name} is archived"))
             continue
         if pin.version is None:
             if target.current_version_id is None:
-                errors.append(PublishError(None, f"{field}.agent_id", f"{target.name} has no published version to delegate to"))
+                errors.append(
+                    PublishError(
+                        None,
+                        f"{field}.agent_id",
+                        f"{target.name} has no published version to delegate to",
+                    )
+                )
         elif not AgentVersion.objects.filter(agent=target, number=pin.version).exists():
-            errors.append(PublishError(None, f"{field}.version", f"{target.name} has no version {pin.version}"))
+            errors.append(
+                PublishError(
+                    None, f"{field}.version", f"{target.name} has no version {pin.version}"
+                )
+            )
         # Seed 000 (Scopes): who may be delegated to is agents:run, checked on the publisher
         # against each delegate's row.
         if actor is not None and not can(actor, target, "run"):
             errors.append(
-                PublishError(None, f"{field}.agent_id", f"you may not run {target.name}, so this agent may not delegate to it")
+                PublishError(
+                    None,
+                    f"{field}.agent_id",
+                    f"you may not run {target.name}, so this agent may not delegate to it",
+                )
             )
 
 
@@ -433,9 +491,16 @@ def _check_model_profile(spec: AgentSpec, organization, errors) -> None:
 
     if spec.model_profile_id is None:
         return
-    if organization is None or not model_profiles_for(organization).filter(pk=spec.model_profile_id).exists():
+    if (
+        organization is None
+        or not model_profiles_for(organization).filter(pk=spec.model_profile_id).exists()
+    ):
         errors.append(
-            PublishError(None, "model_profile_id", f"there is no model profile {spec.model_profile_id} in this organization")
+            PublishError(
+                None,
+                "model_profile_id",
+                f"there is no model profile {spec.model_profile_id} in this organization",
+            )
         )
 
 
@@ -473,10 +538,18 @@ def validate_spec(spec, *, organization, actor, agent=None) -> list[PublishError
             continue
         cap = _capability(binding.id)
         if cap is None:
-            errors.append(PublishError(binding.id, "id", f"no capability {binding.id!r} is registered in this deployment"))
+            errors.append(
+                PublishError(
+                    binding.id,
+                    "id",
+                    f"no capability {binding.id!r} is registered in this deployment",
+                )
+            )
             continue
         if binding.id in seen:
-            errors.append(PublishError(binding.id, "id", f"{binding.id} is bound twice; keep one binding"))
+            errors.append(
+                PublishError(binding.id, "id", f"{binding.id} is bound twice; keep one binding")
+            )
             continue
         seen.add(binding.id)
         parsed_configs[index] = _check_binding_static(binding, cap, errors)
@@ -505,7 +578,13 @@ def validate_spec(spec, *, organization, actor, agent=None) -> list[PublishError
         for check in _SPEC_CHECKS:
             errors.extend(check(spec, organization))
     elif spec.delegates and not (spec.binding("subagents") and spec.binding("subagents").enabled):
-        errors.append(PublishError(None, "delegates", "delegates are named but delegation is disabled: enable Subagents, or remove the delegates"))
+        errors.append(
+            PublishError(
+                None,
+                "delegates",
+                "delegates are named but delegation is disabled: enable Subagents, or remove the delegates",
+            )
+        )
     return errors
 
 

@@ -97,7 +97,9 @@ def _render_builder(request, agent, *, spec: dict, errors: list[PublishError], s
         and selectors.can(request.user, agent, "run"),
         "terminal_statuses": sorted(TERMINAL_STATUSES),
         "status_labels": dict(RunStatus.choices),
-        "can_decide": perms.has_org_permission(request.user, agent.organization, perms.APPROVALS_DECIDE),
+        "can_decide": perms.has_org_permission(
+            request.user, agent.organization, perms.APPROVALS_DECIDE
+        ),
         **builder_context(
             spec, errors, list(secrets_for(agent.organization).values("id", "name", "purpose"))
         ),

@@ -37,17 +37,27 @@ def _decide(modeladmin, request, queryset, decision: str):
     decided = 0
     for approval in queryset.select_related("organization"):
         try:
-            services.approval_decide(actor=request.user, approval=approval, decision=decision, note=note)
+            services.approval_decide(
+                actor=request.user, approval=approval, decision=decision, note=note
+            )
         except services.AlreadyDecided as refused:
-            modeladmin.message_user(request, f"Call #{approval.pk} ({approval.tool_name}): {refused}", messages.ERROR)
+            modeladmin.message_user(
+                request, f"Call #{approval.pk} ({approval.tool_name}): {refused}", messages.ERROR
+            )
         except (PermissionDenied, ValidationError) as refused:
-            text = " ".join(refused.messages) if isinstance(refused, ValidationError) else str(refused)
-            modeladmin.message_user(request, f"Call #{approval.pk} not decided: {text}", messages.ERROR)
+            text = (
+                " ".join(refused.messages) if isinstance(refused, ValidationError) else str(refused)
+            )
+            modeladmin.message_user(
+                request, f"Call #{approval.pk} not decided: {text}", messages.ERROR
+            )
         else:
             decided += 1
     if decided:
         past = "Approved" if decision == "approve" else "Rejected"
-        modeladmin.message_user(request, f"{past} {decided} call(s); their runs resume.", messages.SUCCESS)
+        modeladmin.message_user(
+            request, f"{past} {decided} call(s); their runs resume.", messages.SUCCESS
+        )
     return None
 
 
@@ -118,7 +128,11 @@ class ToolApprovalAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request):
         # approval_row (the export's read model) reads the agent, the run and its person.
-        return super().get_queryset(request).select_related("agent", "run", "run__user", "run__agent", "decided_by")
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("agent", "run", "run__user", "run__agent", "decided_by")
+        )
 
     @admin.display(description="Run", ordering="run_id")
     def run_label(self, approval):

@@ -243,7 +243,9 @@ def audit_export(*, user, organization, params, surface: str) -> ExportResult:
     )
 
 
-def with_shown_window(query: QueryDict, keys: tuple[str, str], *, earliest: datetime | None) -> QueryDict:
+def with_shown_window(
+    query: QueryDict, keys: tuple[str, str], *, earliest: datetime | None
+) -> QueryDict:
     """The page's query with its date window made explicit, for its download link.
 
     A console page without dates shows everything up to now, while an export needs both ends:
@@ -267,7 +269,12 @@ def console_download(request, export, *, page_url: str):
     from django.shortcuts import redirect
 
     try:
-        result = export(user=request.user, organization=request.organization, params=request.GET, surface="console")
+        result = export(
+            user=request.user,
+            organization=request.organization,
+            params=request.GET,
+            surface="console",
+        )
     except ValidationError as error:
         messages.error(request, "Not exported: " + " ".join(error.messages))
         query = request.GET.copy()

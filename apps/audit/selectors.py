@@ -75,7 +75,9 @@ class Window:
         }
 
 
-def _moment(raw: str, *, end_of_day: bool, name: str = "", errors: dict | None = None) -> datetime | None:
+def _moment(
+    raw: str, *, end_of_day: bool, name: str = "", errors: dict | None = None
+) -> datetime | None:
     errors = {} if errors is None else errors
     moment = parsing.parse_day_or_moment(name, raw.strip(), errors)
     if moment is None or isinstance(moment, datetime):

@@ -40,18 +40,32 @@ class ApiKeyForm(forms.Form):
 class ModelProfileForm(forms.Form):
     """Settings → Model profiles: the fields of ``agents.services.model_profile_create``."""
 
-    label = forms.CharField(max_length=100, help_text="How the Builder and Activity name this model.")
+    label = forms.CharField(
+        max_length=100, help_text="How the Builder and Activity name this model."
+    )
     provider = forms.ChoiceField(choices=())
-    model_name = forms.CharField(max_length=200, label="Model name", help_text="As the provider spells it, e.g. gpt-4.1-mini.")
+    model_name = forms.CharField(
+        max_length=200,
+        label="Model name",
+        help_text="As the provider spells it, e.g. gpt-4.1-mini.",
+    )
     base_url = forms.URLField(
-        required=False, assume_scheme="https", label="Base URL", help_text="Only for an OpenAI-compatible server."
+        required=False,
+        assume_scheme="https",
+        label="Base URL",
+        help_text="Only for an OpenAI-compatible server.",
     )
     secret_id = forms.TypedChoiceField(
-        coerce=int, empty_value=None, required=False, label="Key from the vault",
+        coerce=int,
+        empty_value=None,
+        required=False,
+        label="Key from the vault",
         help_text="The provider key (Settings → Provider keys).",
     )
     context_window = forms.IntegerField(
-        required=False, min_value=1, label="Context window (tokens)",
+        required=False,
+        min_value=1,
+        label="Context window (tokens)",
         help_text="Empty when unknown: the context gauge is then left out, never guessed.",
     )
     is_default = forms.BooleanField(required=False, label="Default for new runs")
@@ -59,4 +73,7 @@ class ModelProfileForm(forms.Form):
     def __init__(self, *args, providers, secrets, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["provider"].choices = providers
-        self.fields["secret_id"].choices = [("", "— none —"), *((s["id"], f"{s['name']} ({s['purpose']})") for s in secrets)]
+        self.fields["secret_id"].choices = [
+            ("", "— none —"),
+            *((s["id"], f"{s['name']} ({s['purpose']})") for s in secrets),
+        ]

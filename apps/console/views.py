@@ -99,7 +99,11 @@ def _attention(user, organization) -> dict:
     params = QueryDict(mutable=True)
     params.setlist("status", list(ATTENTION_STATUSES))
     failed = run_selectors.run_history(user, organization, parse_run_history(params))[:5]
-    return {"waiting": waiting, "failed_runs": list(failed), "failed_link": "?" + params.urlencode()}
+    return {
+        "waiting": waiting,
+        "failed_runs": list(failed),
+        "failed_link": "?" + params.urlencode(),
+    }
 
 
 @login_required

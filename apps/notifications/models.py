@@ -74,7 +74,9 @@ class UsageReportSent(models.Model):
     """A usage report that went out, so the daily job sends each period once per agent even when
     two beats or a retry run it twice."""
 
-    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="usage_reports_sent")
+    agent = models.ForeignKey(
+        "agents.Agent", on_delete=models.CASCADE, related_name="usage_reports_sent"
+    )
     period = models.CharField(max_length=8)  # weekly | monthly
     period_start = models.DateField()
     sent_at = models.DateTimeField(auto_now_add=True)

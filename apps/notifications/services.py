@@ -118,7 +118,9 @@ def notify_run_parked(*, run_id: int) -> int:
             return 0
         spec = run.agent_version.frozen_spec
         roles, chosen = configured_audience(spec, "approvals")
-        audience = resolve_audience(organization, roles, agent=agent, run=run, chosen_user_ids=chosen)
+        audience = resolve_audience(
+            organization, roles, agent=agent, run=run, chosen_user_ids=chosen
+        )
         deciders = [u for u in audience if has_org_permission(u, organization, APPROVALS_DECIDE)]
         others = [u for u in audience if u not in deciders]
         calls = ", ".join(tools)
@@ -213,10 +215,16 @@ def send_agent_usage_report(*, agent, period: str, since: dt.datetime, until: dt
         runs = Run.objects.filter(
             agent=agent, parent_run__isnull=True, created_at__gte=since, created_at__lt=until
         )
-        totals = runs.aggregate(count=Count("pk"), cost=Sum("cost_usd"), partial=Count("pk", filter=Q(cost_is_partial=True)))
+        totals = runs.aggregate(
+            count=Count("pk"),
+            cost=Sum("cost_usd"),
+            partial=Count("pk", filter=Q(cost_is_partial=True)),
+        )
         if not totals["count"]:
             return 0
-        _, created = UsageReportSent.objects.get_or_create(agent=agent, period=period, period_start=since.date())
+        _, created = UsageReportSent.objects.get_or_create(
+            agent=agent, period=period, period_start=since.date()
+        )
         if not created:
             return 0
         cost = totals["cost"] or Decimal("0")
@@ -250,7 +258,9 @@ def usage_periods_ending(today: dt.date) -> list[tuple[str, dt.datetime, dt.date
         periods.append(("weekly", start_of_today - dt.timedelta(days=7), start_of_today))
     if today.day == 1:
         previous = (today - dt.timedelta(days=1)).replace(day=1)
-        periods.append(("monthly", dt.datetime.combine(previous, dt.time.min, tzinfo=dt.UTC), start_of_today))
+        periods.append(
+            ("monthly", dt.datetime.combine(previous, dt.time.min, tzinfo=dt.UTC), start_of_today)
+        )
     return periods
 
 
@@ -262,14 +272,16 @@ def send_due_usage_reports(today: dt.date) -> int:
     periods = usage_periods_ending(today)
     if not periods:
         return 0
-    agents = Agent.objects.filter(status=AgentStatus.ACTIVE, current_version__isnull=False).select_related(
-        "organization", "current_version"
-    )
+    agents = Agent.objects.filter(
+        status=AgentStatus.ACTIVE, current_version__isnull=False
+    ).select_related("organization", "current_version")
     for agent in agents:
         usage = agent.current_version.frozen_spec.alerts.usage
         for period, since, until in periods:
             if getattr(usage, period):
-                sent += send_agent_usage_report(agent=agent, period=period, since=since, until=until)
+                sent += send_agent_usage_report(
+                    agent=agent, period=period, since=since, until=until
+                )
     return sent
 
 

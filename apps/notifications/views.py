@@ -35,8 +35,12 @@ def mark_read(request):
 @login_required
 def preferences(request):
     if request.method == "POST":
-        receive = {tuple(value.split(":", 1)) for value in request.POST.getlist("receive") if ":" in value}
+        receive = {
+            tuple(value.split(":", 1)) for value in request.POST.getlist("receive") if ":" in value
+        }
         services.preferences_set(user=request.user, receive=receive)
         messages.success(request, "Notification settings saved.")
         return redirect("notifications:preferences")
-    return render(request, "notifications/preferences.html", {"grid": selectors.preference_grid(request.user)})
+    return render(
+        request, "notifications/preferences.html", {"grid": selectors.preference_grid(request.user)}
+    )

@@ -58,7 +58,15 @@ class RunStepInline(admin.TabularInline):
 
 class ToolApprovalInline(admin.TabularInline):
     model = ToolApproval
-    fields = ("tool_name", "status", "decided_via", "decided_by", "note", "created_at", "decided_at")
+    fields = (
+        "tool_name",
+        "status",
+        "decided_via",
+        "decided_by",
+        "note",
+        "created_at",
+        "decided_at",
+    )
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -81,14 +89,18 @@ def cancel_runs(modeladmin, request, queryset):
         try:
             services.run_cancel(actor=request.user, run=run)
         except PermissionDenied as denied:
-            modeladmin.message_user(request, f"Run #{run.pk} not cancelled: {denied}", messages.ERROR)
+            modeladmin.message_user(
+                request, f"Run #{run.pk} not cancelled: {denied}", messages.ERROR
+            )
             continue
         cancelled += 1
     if cancelled:
         modeladmin.message_user(request, f"Cancel asked for {cancelled} run(s).", messages.SUCCESS)
     if skipped:
         modeladmin.message_user(
-            request, f"{skipped} run(s) had already ended and were left as they were.", messages.WARNING
+            request,
+            f"{skipped} run(s) had already ended and were left as they were.",
+            messages.WARNING,
         )
 
 
@@ -168,7 +180,15 @@ class ConversationAdmin(ReadOnlyAdmin):
 
 @admin.register(Message)
 class MessageAdmin(ReadOnlyAdmin):
-    list_display = ("id", "conversation", "role", "cost_usd", "cost_is_partial", "run_status", "created_at")
+    list_display = (
+        "id",
+        "conversation",
+        "role",
+        "cost_usd",
+        "cost_is_partial",
+        "run_status",
+        "created_at",
+    )
     list_filter = ("role", "run_status", "cost_is_partial")
     search_fields = ("=conversation__id", "content")
     list_select_related = ("conversation",)

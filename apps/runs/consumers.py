@@ -490,7 +490,6 @@ class ConversationFramesConsumer(_FramesConsumer):
     def subject_id(self) -> int:
         return self.conversation_id
 
-
     async def connect(self) -> None:
         self.conversation_id = int(self.scope["url_route"]["kwargs"]["conversation_id"])
         query = parse_qs(self.scope.get("query_string", b"").decode())

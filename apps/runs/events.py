@@ -195,7 +195,12 @@ class FramePublisher:
         numbered = []
         for frame in frames:
             self.seq += 1
-            numbered.append((self.seq, json.dumps({**frame, "seq": self.seq, "run_id": self.run_id}, default=str)))
+            numbered.append(
+                (
+                    self.seq,
+                    json.dumps({**frame, "seq": self.seq, "run_id": self.run_id}, default=str),
+                )
+            )
         return numbered
 
     def _write(self, entries: list[tuple[int, str]]) -> None:

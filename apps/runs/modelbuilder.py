@@ -74,7 +74,11 @@ def default_model_profile(organization) -> ModelProfile:
 def model_profile_for(organization, profile_id: int | None) -> ModelProfile:
     if profile_id is None:
         return default_model_profile(organization)
-    profile = ModelProfile.objects.filter(organization=organization, pk=profile_id).select_related("secret").first()
+    profile = (
+        ModelProfile.objects.filter(organization=organization, pk=profile_id)
+        .select_related("secret")
+        .first()
+    )
     if profile is None:
         raise ModelUnavailable("The agent's model profile no longer exists in this organization.")
     return profile
@@ -83,14 +87,20 @@ def model_profile_for(organization, profile_id: int | None) -> ModelProfile:
 def _key(profile: ModelProfile, *, required: bool) -> str | None:
     if profile.secret_id is None:
         if required:
-            raise ModelUnavailable(f"The model profile {profile.label!r} has no API key in the vault.")
+            raise ModelUnavailable(
+                f"The model profile {profile.label!r} has no API key in the vault."
+            )
         return None
     return secret_reveal(profile.secret)
 
 
 def profile_label(profile: ModelProfile) -> str:
     if profile.provider == Provider.OFFLINE:
-        return f"{profile.label} (offline)" if "offline" not in profile.label.lower() else profile.label
+        return (
+            f"{profile.label} (offline)"
+            if "offline" not in profile.label.lower()
+            else profile.label
+        )
     return f"{profile.label} ({profile.model_name})"
 
 
@@ -116,12 +126,16 @@ def build_model(profile: ModelProfile) -> ModelHandle:
         from pydantic_ai.models.openai import OpenAIChatModel
         from pydantic_ai.providers.openrouter import OpenRouterProvider
 
-        model = OpenAIChatModel(profile.model_name, provider=OpenRouterProvider(api_key=_key(profile, required=True)))
+        model = OpenAIChatModel(
+            profile.model_name, provider=OpenRouterProvider(api_key=_key(profile, required=True))
+        )
     elif provider == Provider.ANTHROPIC:
         from pydantic_ai.models.anthropic import AnthropicModel
         from pydantic_ai.providers.anthropic import AnthropicProvider
 
-        model = AnthropicModel(profile.model_name, provider=AnthropicProvider(api_key=_key(profile, required=True)))
+        model = AnthropicModel(
+            profile.model_name, provider=AnthropicProvider(api_key=_key(profile, required=True))
+        )
     else:
         raise ModelUnavailable(f"The model provider {provider!r} is not supported.")
     return ModelHandle(

@@ -14,9 +14,15 @@ MONEY = {"max_digits": 14, "decimal_places": 8}
 class Conversation(models.Model):
     """A thread of turns between people (or a surface) and one agent. Runs continue it."""
 
-    organization = models.ForeignKey("orgs.Organization", on_delete=models.CASCADE, related_name="conversations")
-    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="conversations")
-    user = models.ForeignKey("orgs.User", on_delete=models.SET_NULL, null=True, blank=True, related_name="conversations")
+    organization = models.ForeignKey(
+        "orgs.Organization", on_delete=models.CASCADE, related_name="conversations"
+    )
+    agent = models.ForeignKey(
+        "agents.Agent", on_delete=models.CASCADE, related_name="conversations"
+    )
+    user = models.ForeignKey(
+        "orgs.User", on_delete=models.SET_NULL, null=True, blank=True, related_name="conversations"
+    )
     surface = models.CharField(max_length=16, choices=Surface.choices, default=Surface.API)
     title = models.CharField(max_length=200, blank=True)
     # The planning capability's plan: it belongs to the conversation, not the turn (seed 000,
@@ -29,7 +35,9 @@ class Conversation(models.Model):
         ordering = ["-updated_at"]
         indexes = [
             # A person's recent conversations in an organization.
-            models.Index(fields=["organization", "user", "-updated_at"], name="conv_org_user_updated_idx"),
+            models.Index(
+                fields=["organization", "user", "-updated_at"], name="conv_org_user_updated_idx"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -46,8 +54,12 @@ class Message(models.Model):
     does not read as a finished answer.
     """
 
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
-    run = models.ForeignKey("runs.Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="messages")
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="messages"
+    )
+    run = models.ForeignKey(
+        "runs.Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="messages"
+    )
     role = models.CharField(max_length=16, choices=MessageRole.choices)
     content = models.TextField(blank=True)
     cost_usd = models.DecimalField(**MONEY, null=True, blank=True)
@@ -77,10 +89,16 @@ class Run(models.Model):
     ``error`` is a controlled sentence; the provider's own text goes to the server log only.
     """
 
-    organization = models.ForeignKey("orgs.Organization", on_delete=models.CASCADE, related_name="runs")
+    organization = models.ForeignKey(
+        "orgs.Organization", on_delete=models.CASCADE, related_name="runs"
+    )
     agent = models.ForeignKey("agents.Agent", on_delete=models.PROTECT, related_name="runs")
-    agent_version = models.ForeignKey("agents.AgentVersion", on_delete=models.PROTECT, related_name="runs")
-    user = models.ForeignKey("orgs.User", on_delete=models.SET_NULL, null=True, blank=True, related_name="runs")
+    agent_version = models.ForeignKey(
+        "agents.AgentVersion", on_delete=models.PROTECT, related_name="runs"
+    )
+    user = models.ForeignKey(
+        "orgs.User", on_delete=models.SET_NULL, null=True, blank=True, related_name="runs"
+    )
     surface = models.CharField(max_length=16, choices=Surface.choices, default=Surface.API)
     conversation = models.ForeignKey(
         Conversation, on_delete=models.SET_NULL, null=True, blank=True, related_name="runs"

@@ -67,7 +67,11 @@ _CLOCK_LINE = re.compile(r"^\s*Current date and time:.*$", re.MULTILINE)
 
 def request_tokens(messages: list[ModelMessage], info: AgentInfo) -> int:
     """About one token per four characters of everything sent: instructions, tool definitions, history."""
-    chars = len(info.instructions or "") + tool_definitions_chars(info.function_tools) + messages_chars(messages)
+    chars = (
+        len(info.instructions or "")
+        + tool_definitions_chars(info.function_tools)
+        + messages_chars(messages)
+    )
     return tokens_for(chars)
 
 
@@ -90,7 +94,11 @@ def _current_turn(messages: list[ModelMessage]) -> tuple[str, list[ModelMessage]
         message = messages[index]
         if isinstance(message, ModelRequest):
             # Planning's trailing reminder is a prompt part too; it is not the person speaking.
-            prompts = [p for p in message.parts if isinstance(p, UserPromptPart) and not is_plan_reminder(p)]
+            prompts = [
+                p
+                for p in message.parts
+                if isinstance(p, UserPromptPart) and not is_plan_reminder(p)
+            ]
             if prompts:
                 return "\n".join(_prompt_text(p) for p in prompts), messages[index + 1 :]
     return "", list(messages)
@@ -105,15 +113,28 @@ def _results_sentence(request: ModelMessage | None) -> str:
     parts = request.parts if isinstance(request, ModelRequest) else []
     # pydantic-ai 2.x records a retry as the call's own return part with outcome "retried".
     returns = [p for p in parts if isinstance(p, ToolReturnPart) and p.outcome != "retried"]
-    retries = [p for p in parts if isinstance(p, RetryPromptPart) or (isinstance(p, ToolReturnPart) and p.outcome == "retried")]
+    retries = [
+        p
+        for p in parts
+        if isinstance(p, RetryPromptPart)
+        or (isinstance(p, ToolReturnPart) and p.outcome == "retried")
+    ]
     if retries and not returns:
         first = retries[0]
-        text = first.model_response() if isinstance(first, RetryPromptPart) else first.model_response_str()
+        text = (
+            first.model_response()
+            if isinstance(first, RetryPromptPart)
+            else first.model_response_str()
+        )
         return f"The tool call did not work: {_quote(text)}"
     if len(returns) == 1:
-        return f'The tool {returns[0].tool_name} returned "{_quote(returns[0].model_response_str())}".'
+        return (
+            f'The tool {returns[0].tool_name} returned "{_quote(returns[0].model_response_str())}".'
+        )
     if returns:
-        quoted = "; ".join(f'{p.tool_name} returned "{_quote(p.model_response_str())}"' for p in returns)
+        quoted = "; ".join(
+            f'{p.tool_name} returned "{_quote(p.model_response_str())}"' for p in returns
+        )
         return f"The tools answered: {quoted}."
     return "I have nothing more to add."
 
@@ -139,7 +160,11 @@ def _parse_calls(prompt: str) -> list[tuple[str, dict] | tuple[str, str]]:
 
 def _harmless_tool(info: AgentInfo) -> str | None:
     for tool_def in info.function_tools:
-        if tool_def.name != THINK_TOOL_NAME and (tool_def.metadata or {}).get(HARMLESS_TOOL_METADATA) and not tool_def.parameters_json_schema.get("required"):
+        if (
+            tool_def.name != THINK_TOOL_NAME
+            and (tool_def.metadata or {}).get(HARMLESS_TOOL_METADATA)
+            and not tool_def.parameters_json_schema.get("required")
+        ):
             return tool_def.name
     if any(t.name == THINK_TOOL_NAME for t in info.function_tools):
         return THINK_TOOL_NAME
@@ -175,7 +200,8 @@ def script(messages: list[ModelMessage], info: AgentInfo) -> list[ModelResponseP
             if name not in known_tools:
                 return [TextPart(f"I have no tool called {name}.")]
         return [
-            ToolCallPart(name, args, tool_call_id=f"offline-{len(messages)}-{n}") for n, (name, args) in enumerate(calls)
+            ToolCallPart(name, args, tool_call_id=f"offline-{len(messages)}-{n}")
+            for n, (name, args) in enumerate(calls)
         ]
 
     steps = _STEPS_LINE.search(prompt)
@@ -184,8 +210,16 @@ def script(messages: list[ModelMessage], info: AgentInfo) -> list[ModelResponseP
         if len(responses) < wanted:
             tool_name = _harmless_tool(info)
             if tool_name is None:
-                return [TextPart(f"I cannot take steps: I have no harmless tool (step {len(responses) + 1}).")]
-            args = {"thought": f"step {len(responses) + 1} of {wanted}"} if tool_name == THINK_TOOL_NAME else {}
+                return [
+                    TextPart(
+                        f"I cannot take steps: I have no harmless tool (step {len(responses) + 1})."
+                    )
+                ]
+            args = (
+                {"thought": f"step {len(responses) + 1} of {wanted}"}
+                if tool_name == THINK_TOOL_NAME
+                else {}
+            )
             return [ToolCallPart(tool_name, args, tool_call_id=f"offline-{len(messages)}-step")]
         return [TextPart(f"Done after {wanted} steps.")]
 
@@ -194,7 +228,11 @@ def script(messages: list[ModelMessage], info: AgentInfo) -> list[ModelResponseP
         if responses:
             return [TextPart(_results_sentence(last))]
         if ASK_TOOL_NAME not in known_tools:
-            return [TextPart("I cannot ask you anything here: this agent has no ask_user_question tool.")]
+            return [
+                TextPart(
+                    "I cannot ask you anything here: this agent has no ask_user_question tool."
+                )
+            ]
         question = ask.group("rest").strip() or "How would you like me to continue?"
         return [
             ToolCallPart(
@@ -226,16 +264,24 @@ def script(messages: list[ModelMessage], info: AgentInfo) -> list[ModelResponseP
 
 async def _respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     parts = script(messages, info)
-    usage = RequestUsage(input_tokens=request_tokens(messages, info), output_tokens=response_tokens(parts))
+    usage = RequestUsage(
+        input_tokens=request_tokens(messages, info), output_tokens=response_tokens(parts)
+    )
     return ModelResponse(parts=parts, usage=usage)
 
 
-async def _stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | dict[int, DeltaToolCall]]:
+async def _stream(
+    messages: list[ModelMessage], info: AgentInfo
+) -> AsyncIterator[str | dict[int, DeltaToolCall]]:
     parts = script(messages, info)
     calls = [p for p in parts if isinstance(p, ToolCallPart)]
     if calls:
         yield {
-            index: DeltaToolCall(name=call.tool_name, json_args=call.args_as_json_str(), tool_call_id=call.tool_call_id)
+            index: DeltaToolCall(
+                name=call.tool_name,
+                json_args=call.args_as_json_str(),
+                tool_call_id=call.tool_call_id,
+            )
             for index, call in enumerate(calls)
         }
         return
@@ -256,7 +302,8 @@ class _OfflineStreamedResponse(FunctionStreamedResponse):
         async for event in super()._get_event_iterator():
             yield event
         self._usage = RequestUsage(
-            input_tokens=self._input_tokens, output_tokens=response_tokens(self._parts_manager.get_parts())
+            input_tokens=self._input_tokens,
+            output_tokens=response_tokens(self._parts_manager.get_parts()),
         )
 
 
@@ -281,7 +328,9 @@ class OfflineModel(FunctionModel):
         model_request_parameters: ModelRequestParameters,
         run_context=None,
     ) -> AsyncGenerator[StreamedResponse]:
-        model_settings, model_request_parameters = self.prepare_request(model_settings, model_request_parameters)
+        model_settings, model_request_parameters = self.prepare_request(
+            model_settings, model_request_parameters
+        )
         info = _agent_info(messages, model_settings, model_request_parameters)
         stream = _utils.PeekableAsyncStream(_stream(messages, info))
         try:

@@ -88,7 +88,9 @@ logger = logging.getLogger(__name__)
 # the next write before it is written on its own.
 HELD_FRAMES_SECONDS = 0.05
 
-INTERNAL_ERROR_SENTENCE = "The run failed with an internal error; the details are in the server log."
+INTERNAL_ERROR_SENTENCE = (
+    "The run failed with an internal error; the details are in the server log."
+)
 
 
 class ProviderTimeout(Exception):
@@ -217,7 +219,9 @@ def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None, db=No
 
             secret = Secret.objects.filter(organization=organization, pk=binding.secret_id).first()
             if secret is None:
-                raise RunNotRunnable(f"The key of the {binding.id} capability is no longer in the vault.")
+                raise RunNotRunnable(
+                    f"The key of the {binding.id} capability is no longer in the vault."
+                )
             secret_value = secret_reveal(secret)
         context = ToolsetContext(
             organization_id=organization.pk,
@@ -236,7 +240,11 @@ def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None, db=No
 
     instructions = [
         text
-        for text in (spec.instructions, your_setup_section(spec), *contributions.run_instructions(bindings, extras))
+        for text in (
+            spec.instructions,
+            your_setup_section(spec),
+            *contributions.run_instructions(bindings, extras),
+        )
         if text
     ]
     meter = RunMeter.open(
@@ -248,7 +256,11 @@ def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None, db=No
         db=db,
     )
     guard = BudgetGuard(meter=meter)
-    capabilities = [guard, LastAttemptArguments(), *contributions.run_capabilities(bindings, extras)]
+    capabilities = [
+        guard,
+        LastAttemptArguments(),
+        *contributions.run_capabilities(bindings, extras),
+    ]
     if approval_gate.has_work():
         capabilities.append(approval_gate)
     agent = Agent(
@@ -335,7 +347,8 @@ async def drive(
             ),
             # The context gauge: the provider's own input tokens of this request (seed 003).
             ContextUsageFrame(
-                type="context_usage", **context_gauge(record.input_tokens, prepared.model.context_window)
+                type="context_usage",
+                **context_gauge(record.input_tokens, prepared.model.context_window),
             ),
         )
 
@@ -493,7 +506,11 @@ def outcome_of(exc: BaseException | None, prepared: PreparedRun | None) -> Outco
     if isinstance(exc, (ModelHTTPError, ModelAPIError)):
         return Outcome(RunStatus.FAILED, StopReason.PROVIDER_ERROR, provider_error_sentence(exc))
     if isinstance(exc, UnexpectedModelBehavior):
-        return Outcome(RunStatus.FAILED, StopReason.PROVIDER_ERROR, "The model answered in a way the run could not use.")
+        return Outcome(
+            RunStatus.FAILED,
+            StopReason.PROVIDER_ERROR,
+            "The model answered in a way the run could not use.",
+        )
     return Outcome(RunStatus.FAILED, StopReason.INTERNAL_ERROR, INTERNAL_ERROR_SENTENCE)
 
 
@@ -521,7 +538,9 @@ def execute_run(run_id: int, *, resume: bool = False, deferred_tool_results=None
             # This slot only waits from here on: its connection goes back to the pool meanwhile.
             connection.close()
         return host.run(
-            execute_run_async(run_id, host=host, resume=resume, deferred_tool_results=deferred_tool_results)
+            execute_run_async(
+                run_id, host=host, resume=resume, deferred_tool_results=deferred_tool_results
+            )
         )
     host = InlineHost()
     return async_to_sync(execute_run_async)(
@@ -591,7 +610,9 @@ async def execute_run_async(
     # Booked whatever happened, even when the run's own task is being cancelled (a worker
     # shutting down): the booking runs to its end before the cancellation goes on.
     booked = asyncio.ensure_future(
-        host.blocking(_book_end, run_id, outcome, booking, prepared, deferred, state.messages, resume)
+        host.blocking(
+            _book_end, run_id, outcome, booking, prepared, deferred, state.messages, resume
+        )
     )
     try:
         finished, parked_frames = await asyncio.shield(booked)
@@ -614,7 +635,9 @@ async def execute_run_async(
     return finished.status
 
 
-def _book_end(run_id, outcome, booking, prepared, deferred, messages, resume) -> tuple[Run, list[dict]]:
+def _book_end(
+    run_id, outcome, booking, prepared, deferred, messages, resume
+) -> tuple[Run, list[dict]]:
     """The run's end, its approval rows, questions and parked steps, committed together."""
     run = booking["run"]
     parked_frames: list[dict] = []
@@ -622,12 +645,17 @@ def _book_end(run_id, outcome, booking, prepared, deferred, messages, resume) ->
         with transaction.atomic():
             finished = services.run_finish(outcome=outcome, **booking)
             parked_frames = parking.after_run(
-                run=finished, prepared=prepared, deferred=deferred, messages=messages, resumed=resume
+                run=finished,
+                prepared=prepared,
+                deferred=deferred,
+                messages=messages,
+                resumed=resume,
             )
     except Exception:
         logger.exception("run %s: booking its end failed", run_id)
         finished = services.run_finish(
-            outcome=Outcome(RunStatus.FAILED, StopReason.INTERNAL_ERROR, INTERNAL_ERROR_SENTENCE), **booking
+            outcome=Outcome(RunStatus.FAILED, StopReason.INTERNAL_ERROR, INTERNAL_ERROR_SENTENCE),
+            **booking,
         )
     _write_back_plan(run, prepared, finished.status)
     return finished, parked_frames

@@ -54,6 +54,8 @@ LEASE_RENEW_SECONDS = 10.0
 
 def lease_renew_seconds() -> float:
     return min(LEASE_RENEW_SECONDS, settings.RUN_LEASE_SECONDS / 3)
+
+
 # Threads for a run's blocking ORM work in a worker: few, since each holds a connection while busy.
 BLOCKING_THREADS = 4
 
@@ -140,11 +142,15 @@ class WorkerHost(RunHost):
     def __init__(self, *, db_pool_size: int, blocking_threads: int = BLOCKING_THREADS) -> None:
         super().__init__()
         self.loop = asyncio.new_event_loop()
-        self._executor = ThreadPoolExecutor(max_workers=blocking_threads, thread_name_prefix="run-orm")
+        self._executor = ThreadPoolExecutor(
+            max_workers=blocking_threads, thread_name_prefix="run-orm"
+        )
         self.loop.set_default_executor(self._executor)
         self._thread = threading.Thread(target=self.loop.run_forever, name="run-loop", daemon=True)
         self._thread.start()
-        self.db = asyncio.run_coroutine_threadsafe(self._open_pool(db_pool_size), self.loop).result()
+        self.db = asyncio.run_coroutine_threadsafe(
+            self._open_pool(db_pool_size), self.loop
+        ).result()
         self.in_flight = 0
 
     async def _open_pool(self, size: int) -> LoopPool:

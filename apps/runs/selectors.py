@@ -174,7 +174,13 @@ def run_transcript(run: Run) -> dict:
     steps = list(run.steps.order_by("number"))
     web = web_activity(_own_transcript(run), _renamed_web_tools(run))
     if run.conversation_id is None:
-        return {"run_id": run.pk, "conversation_id": None, "turns": None, "steps": steps, "web": web}
+        return {
+            "run_id": run.pk,
+            "conversation_id": None,
+            "turns": None,
+            "steps": steps,
+            "web": web,
+        }
     return {
         "run_id": run.pk,
         "conversation_id": run.conversation_id,
@@ -220,8 +226,12 @@ def _caller_still_in(user_id: int, organization_id: int, api_key_id: int | None)
     admin), and the API key they connected with, if any, is not revoked."""
     from apps.orgs.models import ApiKey, Membership, User
 
-    active_member = Exists(User.objects.filter(pk=user_id, is_active=True, is_superuser=True)) | Exists(
-        Membership.objects.filter(organization_id=organization_id, user_id=user_id, user__is_active=True)
+    active_member = Exists(
+        User.objects.filter(pk=user_id, is_active=True, is_superuser=True)
+    ) | Exists(
+        Membership.objects.filter(
+            organization_id=organization_id, user_id=user_id, user__is_active=True
+        )
     )
     if api_key_id is not None:
         # A key that was revoked or has expired since the stream began ends it.
@@ -233,7 +243,9 @@ def _caller_still_in(user_id: int, organization_id: int, api_key_id: int | None)
     return active_member
 
 
-def run_followable(*, user_id: int, organization_id: int, run_id: int, api_key_id: int | None = None) -> bool:
+def run_followable(
+    *, user_id: int, organization_id: int, run_id: int, api_key_id: int | None = None
+) -> bool:
     """May this caller receive this run's frames right now? One query: the run is in the caller's
     organization, the caller is still in it, and holds runs:view or started the run."""
     from apps.orgs.models import Membership, User
@@ -241,7 +253,9 @@ def run_followable(*, user_id: int, organization_id: int, run_id: int, api_key_i
 
     viewing_roles = [role for role, granted in ROLE_PERMISSIONS.items() if RUNS_VIEW in granted]
     reads_every_run = Exists(User.objects.filter(pk=user_id, is_superuser=True)) | Exists(
-        Membership.objects.filter(organization_id=organization_id, user_id=user_id, role__in=viewing_roles)
+        Membership.objects.filter(
+            organization_id=organization_id, user_id=user_id, role__in=viewing_roles
+        )
     )
     return (
         Run.objects.filter(pk=run_id, organization_id=organization_id)
@@ -257,7 +271,9 @@ def conversation_followable(
     """A conversation's live frames are its owner's: runs:view reads a colleague's run, but never
     widens the private thread it sits in (seed 003)."""
     return (
-        Conversation.objects.filter(pk=conversation_id, organization_id=organization_id, user_id=user_id)
+        Conversation.objects.filter(
+            pk=conversation_id, organization_id=organization_id, user_id=user_id
+        )
         .filter(_caller_still_in(user_id, organization_id, api_key_id))
         .exists()
     )
@@ -265,7 +281,11 @@ def conversation_followable(
 
 def conversation_run_ids(conversation_id: int, *, from_run_id: int | None) -> list[int]:
     """The runs of a conversation to replay for a follower: from ``from_run_id`` on, else the latest."""
-    runs = Run.objects.filter(conversation_id=conversation_id).order_by("pk").values_list("pk", flat=True)
+    runs = (
+        Run.objects.filter(conversation_id=conversation_id)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
     if from_run_id is not None:
         return list(runs.filter(pk__gte=from_run_id))
     latest = runs.last()
@@ -274,7 +294,11 @@ def conversation_run_ids(conversation_id: int, *, from_run_id: int | None) -> li
 
 def run_terminal_frame(run_id: int) -> RunFinishedFrame | None:
     """The terminal frame rebuilt from the row, for a finished run whose stream has expired."""
-    run = Run.objects.filter(pk=run_id).values("status", "cost_usd", "cost_is_partial", "error").first()
+    run = (
+        Run.objects.filter(pk=run_id)
+        .values("status", "cost_usd", "cost_is_partial", "error")
+        .first()
+    )
     if run is None or run["status"] not in TERMINAL_STATUSES:
         return None
     return RunFinishedFrame(
@@ -289,7 +313,9 @@ def run_terminal_frame(run_id: int) -> RunFinishedFrame | None:
 
 def own_conversations(user, organization):
     """A person's own threads (chat is private: runs:view does not widen it)."""
-    return Conversation.objects.filter(organization=organization, user_id=user.pk).select_related("agent")
+    return Conversation.objects.filter(organization=organization, user_id=user.pk).select_related(
+        "agent"
+    )
 
 
 def runnable_agents(user, organization):

@@ -79,7 +79,9 @@ def run_create(
     if actor is not None and not can(actor, agent, "run"):
         raise PermissionDenied(f"{AGENTS_RUN} or a run grant on {agent.name} is required")
     if agent.current_version_id is None:
-        raise ValidationError({"agent_id": "the agent has no published version yet; publish it first"})
+        raise ValidationError(
+            {"agent_id": "the agent has no published version yet; publish it first"}
+        )
     if agent.status == "archived":
         raise ValidationError({"agent_id": "the agent is archived"})
     if not input or not input.strip():
@@ -92,7 +94,11 @@ def run_create(
         raise ValidationError({"conversation_id": "the conversation belongs to another agent"})
     if conversation is None:
         conversation = Conversation.objects.create(
-            organization=organization, agent=agent, user=actor, surface=surface, title=input.strip()[:200]
+            organization=organization,
+            agent=agent,
+            user=actor,
+            surface=surface,
+            title=input.strip()[:200],
         )
     run = Run.objects.create(
         organization=organization,
@@ -121,14 +127,18 @@ def run_create(
 def run_claim_running(run_id: int, *, resume: bool = False) -> bool:
     """queued → running (or parked → running for a resume), committed before any model call."""
     now = timezone.now()
-    from_statuses = [RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_ANSWER] if resume else [RunStatus.QUEUED]
+    from_statuses = (
+        [RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_ANSWER] if resume else [RunStatus.QUEUED]
+    )
     updates = {
         "status": RunStatus.RUNNING,
         "last_transition_at": now,
         # The claiming worker vouches for the run from now on (renewed by its watcher).
         "lease_expires_at": now + dt.timedelta(seconds=settings.RUN_LEASE_SECONDS),
     }
-    claimed = Run.objects.filter(pk=run_id, status__in=from_statuses, cancel_requested_at__isnull=True)
+    claimed = Run.objects.filter(
+        pk=run_id, status__in=from_statuses, cancel_requested_at__isnull=True
+    )
     if not resume:
         # A resume keeps the original started_at: the run spans both segments (seed 003).
         updates["started_at"] = now
@@ -158,7 +168,10 @@ async def runs_lease_renew(db, run_ids: list[int]) -> None:
     if run_ids:
         await db.fetch(
             _LEASES_RENEW,
-            {"runs": [Int8(run_id) for run_id in run_ids], "seconds": float(settings.RUN_LEASE_SECONDS)},
+            {
+                "runs": [Int8(run_id) for run_id in run_ids],
+                "seconds": float(settings.RUN_LEASE_SECONDS),
+            },
         )
 
 
@@ -219,14 +232,22 @@ def run_cancel(*, actor, run: Run) -> Run:
                 ended_at=now,
                 last_transition_at=now,
             )
-    record_audit(actor=actor, organization=run.organization, action="run.cancel", subject=run, details={"run_id": run.pk})
+    record_audit(
+        actor=actor,
+        organization=run.organization,
+        action="run.cancel",
+        subject=run,
+        details={"run_id": run.pk},
+    )
     run.refresh_from_db()
     return run
 
 
 def _assistant_turn_cost(run: Run, run_cost: Decimal) -> Decimal:
     """This turn's share: what the run spent minus what its earlier assistant turns claim."""
-    claimed = Message.objects.filter(run=run, role=MessageRole.ASSISTANT).aggregate(total=Sum("cost_usd"))["total"]
+    claimed = Message.objects.filter(run=run, role=MessageRole.ASSISTANT).aggregate(
+        total=Sum("cost_usd")
+    )["total"]
     return run_cost - (claimed or Decimal("0"))
 
 
@@ -250,7 +271,9 @@ def run_finish(*, run: Run, outcome, model, records, messages, output: str) -> R
         "lease_expires_at": None,
     }
     if model is not None:
-        fields.update(model_label=model.label, model_provider=model.provider, model_name=model.model_name)
+        fields.update(
+            model_label=model.label, model_provider=model.provider, model_name=model.model_name
+        )
     if ledger is not None:
         fields.update(
             cost_usd=ledger.cost_usd,
@@ -267,10 +290,16 @@ def run_finish(*, run: Run, outcome, model, records, messages, output: str) -> R
             # A sweep ended it while it was still alive (the reaper, or the lease sweep after a long
             # stall): its own terminal write lands later and wins.
             written = Run.objects.filter(
-                pk=run.pk, status=RunStatus.FAILED, stop_reason__in=[StopReason.REAPED, StopReason.WORKER_LOST]
+                pk=run.pk,
+                status=RunStatus.FAILED,
+                stop_reason__in=[StopReason.REAPED, StopReason.WORKER_LOST],
             ).update(**fields)
         if not written:
-            logger.warning("run %s: finish found it no longer running; outcome %s not written", run.pk, outcome.status)
+            logger.warning(
+                "run %s: finish found it no longer running; outcome %s not written",
+                run.pk,
+                outcome.status,
+            )
             return Run.objects.get(pk=run.pk)
         start = RunStep.objects.filter(run_id=run.pk).count()
         RunStep.objects.bulk_create(
@@ -278,7 +307,11 @@ def run_finish(*, run: Run, outcome, model, records, messages, output: str) -> R
                 run_id=run.pk,
                 number=start + index + 1,
                 kind=StepKind.MODEL_REQUEST,
-                detail={"model": record.model_name, "tool_calls": record.tool_calls, "priced": record.priced},
+                detail={
+                    "model": record.model_name,
+                    "tool_calls": record.tool_calls,
+                    "priced": record.priced,
+                },
                 input_tokens=record.input_tokens,
                 output_tokens=record.output_tokens,
                 cost_usd=record.cost_usd,
@@ -381,9 +414,9 @@ def _reconcile_counters(organization_ids: set[int], now: dt.datetime) -> None:
     month = month_of(now)
     for organization_id in organization_ids:
         busy = set(
-            Run.objects.filter(organization_id=organization_id, status=RunStatus.RUNNING).values_list(
-                "agent_id", flat=True
-            )
+            Run.objects.filter(
+                organization_id=organization_id, status=RunStatus.RUNNING
+            ).values_list("agent_id", flat=True)
         )
         budget_counters_reconcile(organization_id=organization_id, busy_agent_ids=busy, month=month)
 
@@ -396,7 +429,9 @@ def runs_sweep_lapsed_leases(*, now: dt.datetime | None = None) -> int:
     lapsed = Run.objects.filter(status=RunStatus.RUNNING, lease_expires_at__lt=now)
     ended = 0
     organizations: set[int] = set()
-    for run_id, organization_id, cancel_asked in lapsed.values_list("pk", "organization_id", "cancel_requested_at"):
+    for run_id, organization_id, cancel_asked in lapsed.values_list(
+        "pk", "organization_id", "cancel_requested_at"
+    ):
         # Someone asked to cancel it before anyone noticed the worker was gone: it ends as asked.
         outcome = (
             (RunStatus.CANCELLED, StopReason.CANCELLED, CANCELLED_ORPHAN_SENTENCE)

@@ -80,7 +80,9 @@ def run_trace(run: Run) -> list[dict]:
         .select_related("agent", "run", "run__user", "decided_by")
         .order_by("created_at", "pk")
     }
-    questions = {q.tool_call_id: q for q in Question.objects.filter(run=run).order_by("created_at", "pk")}
+    questions = {
+        q.tool_call_id: q for q in Question.objects.filter(run=run).order_by("created_at", "pk")
+    }
     return _blocks(run, run.output, approvals, questions)
 
 
@@ -259,7 +261,9 @@ def _blocks(run: Run, content: str, approvals: dict, questions: dict) -> list[di
 
 
 # A plan as the planning tools print it: "1. [x] [a1b2] Email the customer (completed)".
-_PLAN_LINE = re.compile(r"^\s*\d+\.\s+\[(?P<mark>[ x~!-])\]\s+(?:\[[^\]]+\]\s+)?(?P<text>.+?)(?:\s+\((?P<state>[a-z_]+)\))?(?:\s+—.*)?$")
+_PLAN_LINE = re.compile(
+    r"^\s*\d+\.\s+\[(?P<mark>[ x~!-])\]\s+(?:\[[^\]]+\]\s+)?(?P<text>.+?)(?:\s+\((?P<state>[a-z_]+)\))?(?:\s+—.*)?$"
+)
 _PLAN_MARKS = {"x": "done", "~": "doing", "-": "dropped", "!": "blocked", " ": "todo"}
 
 

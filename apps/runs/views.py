@@ -333,7 +333,10 @@ _FILTER_LABELS = {
     "rated": "Rated",
 }
 _FILTER_SENTENCES = [
-    (re.compile(r"^'(?P<v>.*)' is not an id \(a positive integer\)$"), "“{v}” is not a whole number"),
+    (
+        re.compile(r"^'(?P<v>.*)' is not an id \(a positive integer\)$"),
+        "“{v}” is not a whole number",
+    ),
     (re.compile(r"^'(?P<v>.*)' is not true or false$"), "“{v}” is neither yes nor no"),
 ]
 

@@ -61,7 +61,15 @@ LEDGER_ENTRIES_TABLE = ExportTable(
 
 @admin.register(Ledger)
 class LedgerAdmin(ReadOnlyAdmin):
-    list_display = ("run", "organization", "agent", "cost_usd", "cost_is_partial", "request_count", "updated_at")
+    list_display = (
+        "run",
+        "organization",
+        "agent",
+        "cost_usd",
+        "cost_is_partial",
+        "request_count",
+        "updated_at",
+    )
     list_filter = ("cost_is_partial", "organization", "agent", "created_at")
     search_fields = ("=run__id", "agent__name", "organization__name")
     list_select_related = ("run", "organization", "agent")
@@ -71,7 +79,17 @@ class LedgerAdmin(ReadOnlyAdmin):
 
 @admin.register(LedgerEntry)
 class LedgerEntryAdmin(ReadOnlyAdmin):
-    list_display = ("id", "organization", "agent", "kind", "provider", "model_name", "cost_usd", "priced", "month")
+    list_display = (
+        "id",
+        "organization",
+        "agent",
+        "kind",
+        "provider",
+        "model_name",
+        "cost_usd",
+        "priced",
+        "month",
+    )
     list_filter = ("kind", "provider", "priced", "organization", "agent", "month")
     search_fields = ("model_name", "agent__name", "organization__name", "=ledger__run__id")
     list_select_related = ("organization", "agent")

@@ -39,7 +39,9 @@ OUTPUT_RESERVE_TOKENS = 256
 # are longer, the next request tops its reservation up before it is sent (one more round trip).
 AHEAD_INPUT_TOKENS = 512
 
-_current_meter: contextvars.ContextVar[RunMeter | None] = contextvars.ContextVar("agenticos_meter", default=None)
+_current_meter: contextvars.ContextVar[RunMeter | None] = contextvars.ContextVar(
+    "agenticos_meter", default=None
+)
 
 
 def current_meter() -> RunMeter | None:
@@ -123,8 +125,12 @@ class RunMeter:
     def _counters(self) -> list[services.Cap]:
         month = services.month_of()
         if month != self._month:  # first use, or the run crossed into a new month
-            agent = services.budget_counter_for(organization_id=self.organization_id, agent_id=self.agent_id, month=month)
-            org = services.budget_counter_for(organization_id=self.organization_id, agent_id=None, month=month)
+            agent = services.budget_counter_for(
+                organization_id=self.organization_id, agent_id=self.agent_id, month=month
+            )
+            org = services.budget_counter_for(
+                organization_id=self.organization_id, agent_id=None, month=month
+            )
             self._caps = [
                 services.Cap(BudgetScope.AGENT, self.agent_limit_usd, agent.pk),
                 services.Cap(BudgetScope.ORGANIZATION, self.org_limit_usd, org.pk),
@@ -136,11 +142,19 @@ class RunMeter:
 
     def estimate(self, request_context: Any) -> Decimal:
         params = request_context.model_request_parameters
-        chars = self._messages_chars(request_context.messages) + self._tools_chars(params.function_tools)
-        chars += sum(len(getattr(part, "content", "") or "") for part in (params.instruction_parts or ()))
+        chars = self._messages_chars(request_context.messages) + self._tools_chars(
+            params.function_tools
+        )
+        chars += sum(
+            len(getattr(part, "content", "") or "") for part in (params.instruction_parts or ())
+        )
         self._last_input_chars = chars
-        self._max_tokens = (request_context.model_settings or {}).get("max_tokens") or OUTPUT_RESERVE_TOKENS
-        return price_usage(self.provider, self.model_name, tokens_for(chars), self._max_tokens).cost_usd
+        self._max_tokens = (request_context.model_settings or {}).get(
+            "max_tokens"
+        ) or OUTPUT_RESERVE_TOKENS
+        return price_usage(
+            self.provider, self.model_name, tokens_for(chars), self._max_tokens
+        ).cost_usd
 
     def _messages_chars(self, messages) -> int:
         # A run's history only grows and a sent message keeps its parts: each message is counted
@@ -150,7 +164,11 @@ class RunMeter:
         for message in messages:
             known = self._counted.get(id(message))
             if known is None or known[0] is not message or known[1] != len(message.parts):
-                known = self._counted[id(message)] = (message, len(message.parts), messages_chars([message]))
+                known = self._counted[id(message)] = (
+                    message,
+                    len(message.parts),
+                    messages_chars([message]),
+                )
             total += known[2]
         return total
 
@@ -185,16 +203,22 @@ class RunMeter:
             await sync_to_async(self._counters)()
             if self.held_usd:
                 # What it held is in last month's counters.
-                await services.release_move([cap.counter_id for cap in caps_before], self.held_usd).run_on(self.db)
+                await services.release_move(
+                    [cap.counter_id for cap in caps_before], self.held_usd
+                ).run_on(self.db)
                 self.held_usd = Decimal("0")
-        await services.reserve_move(self._caps, estimate_usd, held_usd=self.held_usd).run_on(self.db)
+        await services.reserve_move(self._caps, estimate_usd, held_usd=self.held_usd).run_on(
+            self.db
+        )
         self.held_usd = estimate_usd
         self.refused_ahead = False
 
     async def release(self) -> None:
         """Give back whatever is held (a request that failed, a reservation ahead never used)."""
         if self.held_usd:
-            await services.release_move([cap.counter_id for cap in self._caps], self.held_usd).run_on(self.db)
+            await services.release_move(
+                [cap.counter_id for cap in self._caps], self.held_usd
+            ).run_on(self.db)
             self.held_usd = Decimal("0")
 
     def next_estimate(self, response: ModelResponse) -> Decimal:
@@ -203,10 +227,18 @@ class RunMeter:
         response plus room for the tool results, with the same output allowance."""
         if not response.tool_calls:
             return Decimal("0")
-        chars = self._last_input_chars + messages_chars([response]) + AHEAD_INPUT_TOKENS * CHARS_PER_TOKEN
-        return price_usage(self.provider, self.model_name, tokens_for(chars), self._max_tokens).cost_usd
+        chars = (
+            self._last_input_chars
+            + messages_chars([response])
+            + AHEAD_INPUT_TOKENS * CHARS_PER_TOKEN
+        )
+        return price_usage(
+            self.provider, self.model_name, tokens_for(chars), self._max_tokens
+        ).cost_usd
 
-    async def settle(self, response: ModelResponse, next_estimate_usd: Decimal = Decimal("0")) -> RequestRecord:
+    async def settle(
+        self, response: ModelResponse, next_estimate_usd: Decimal = Decimal("0")
+    ) -> RequestRecord:
         """Book the request (its reservation ``held_usd`` becomes its priced cost) and, in the same
         statement, reserve ``next_estimate_usd`` ahead for the next request when a cap allows it."""
         usage = response.usage
@@ -240,7 +272,15 @@ class RunMeter:
         self.records.append(record)
         return record
 
-    def record_charge(self, *, kind: str, provider: str, model_name: str, input_tokens: int, output_tokens: int = 0):
+    def record_charge(
+        self,
+        *,
+        kind: str,
+        provider: str,
+        model_name: str,
+        input_tokens: int,
+        output_tokens: int = 0,
+    ):
         """Book spend the guard did not see (an embedding, a compaction summary) on this run."""
         return services.charge_record(
             organization_id=self.organization_id,

@@ -14,7 +14,9 @@ class Ledger(models.Model):
     continuation never overwrites the run's cost with what the continuation alone cost."""
 
     run = models.OneToOneField("runs.Run", on_delete=models.CASCADE, related_name="ledger")
-    organization = models.ForeignKey("orgs.Organization", on_delete=models.CASCADE, related_name="ledgers")
+    organization = models.ForeignKey(
+        "orgs.Organization", on_delete=models.CASCADE, related_name="ledgers"
+    )
     agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="ledgers")
     cost_usd = models.DecimalField(**MONEY, default=Decimal("0"))
     cost_is_partial = models.BooleanField(default=False)
@@ -43,16 +45,25 @@ class LedgerEntry(models.Model):
     budget counters booked it in.
     """
 
-    ledger = models.ForeignKey(Ledger, on_delete=models.CASCADE, null=True, blank=True, related_name="entries")
+    ledger = models.ForeignKey(
+        Ledger, on_delete=models.CASCADE, null=True, blank=True, related_name="entries"
+    )
     # No index of their own: the (organization, month) and (agent, month) indexes below start with
     # them, and every model request inserts an entry (each index is one more write).
     organization = models.ForeignKey(
         "orgs.Organization", on_delete=models.CASCADE, related_name="ledger_entries", db_index=False
     )
     agent = models.ForeignKey(
-        "agents.Agent", on_delete=models.CASCADE, null=True, blank=True, related_name="ledger_entries", db_index=False
+        "agents.Agent",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="ledger_entries",
+        db_index=False,
     )
-    kind = models.CharField(max_length=16, choices=EntryKind.choices, default=EntryKind.MODEL_REQUEST)
+    kind = models.CharField(
+        max_length=16, choices=EntryKind.choices, default=EntryKind.MODEL_REQUEST
+    )
     provider = models.CharField(max_length=32, blank=True)
     model_name = models.CharField(max_length=200, blank=True)
     input_tokens = models.PositiveIntegerField(default=0)
@@ -86,9 +97,15 @@ class BudgetCounter(models.Model):
     other's in-flight requests. ``committed_usd`` is the sum of the scope's ledger entries of the
     month; ``reserved_usd`` the estimates of requests in flight. See docs/budgets.md."""
 
-    organization = models.ForeignKey("orgs.Organization", on_delete=models.CASCADE, related_name="budget_counters")
+    organization = models.ForeignKey(
+        "orgs.Organization", on_delete=models.CASCADE, related_name="budget_counters"
+    )
     agent = models.ForeignKey(
-        "agents.Agent", on_delete=models.CASCADE, null=True, blank=True, related_name="budget_counters"
+        "agents.Agent",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="budget_counters",
     )
     scope = models.CharField(max_length=16, choices=BudgetScope.choices)
     month = models.DateField()

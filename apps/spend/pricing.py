@@ -37,7 +37,8 @@ class Price:
 
 def offline_price(input_tokens: int, output_tokens: int) -> Decimal:
     return (
-        Decimal(input_tokens) * OFFLINE_INPUT_USD_PER_MILLION + Decimal(output_tokens) * OFFLINE_OUTPUT_USD_PER_MILLION
+        Decimal(input_tokens) * OFFLINE_INPUT_USD_PER_MILLION
+        + Decimal(output_tokens) * OFFLINE_OUTPUT_USD_PER_MILLION
     ) / MILLION
 
 
@@ -60,6 +61,10 @@ def price_usage(provider: str, model_name: str, input_tokens: int, output_tokens
         )
     except LookupError:
         _UNKNOWN_MODELS.add(key)
-        logger.warning("no price for model %r of provider %r: booked at 0, run marked partial", model_name, provider)
+        logger.warning(
+            "no price for model %r of provider %r: booked at 0, run marked partial",
+            model_name,
+            provider,
+        )
         return Price(Decimal("0"), False)
     return Price(Decimal(result.total_price), True)

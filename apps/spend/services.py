@@ -72,17 +72,31 @@ class BudgetExceeded(Exception):
 
 
 def _entries_sum(**filters) -> Decimal:
-    return LedgerEntry.objects.filter(**filters).aggregate(total=Coalesce(Sum("cost_usd"), ZERO))["total"]
+    return LedgerEntry.objects.filter(**filters).aggregate(total=Coalesce(Sum("cost_usd"), ZERO))[
+        "total"
+    ]
 
 
-def budget_counter_for(*, organization_id: int, agent_id: int | None, month: dt.date) -> BudgetCounter:
+def budget_counter_for(
+    *, organization_id: int, agent_id: int | None, month: dt.date
+) -> BudgetCounter:
     """The counter of one scope and month, created on first use and seeded from the ledger entries
     already booked in it (so the counter is a cache of the ledger, never a second truth)."""
     if agent_id is None:
-        lookup = {"scope": BudgetScope.ORGANIZATION, "organization_id": organization_id, "agent": None, "month": month}
+        lookup = {
+            "scope": BudgetScope.ORGANIZATION,
+            "organization_id": organization_id,
+            "agent": None,
+            "month": month,
+        }
         seed_filter = {"organization_id": organization_id, "month": month}
     else:
-        lookup = {"scope": BudgetScope.AGENT, "organization_id": organization_id, "agent_id": agent_id, "month": month}
+        lookup = {
+            "scope": BudgetScope.AGENT,
+            "organization_id": organization_id,
+            "agent_id": agent_id,
+            "month": month,
+        }
         seed_filter = {"agent_id": agent_id, "month": month}
     counter = BudgetCounter.objects.filter(**lookup).first()
     if counter is not None:
@@ -110,7 +124,9 @@ class Cap:
 # Reserve: check every cap against committed + reserved (minus what this run already holds for
 # the request, ``held``, which the new reservation replaces) and, only if none is reached, move
 # the run's reservation from ``held`` to ``estimate`` on every counter.
-_RESERVE = Statement("reserve", """
+_RESERVE = Statement(
+    "reserve",
+    """
 WITH caps AS (
     SELECT * FROM unnest(%(ids)s::bigint[], %(limits)s::numeric[]) AS cap(id, limit_usd)
 ), locked AS (
@@ -125,18 +141,24 @@ WITH caps AS (
     RETURNING id
 )
 SELECT id, spent FROM refused
-""")
+""",
+)
 
-_RELEASE = Statement("release", """
+_RELEASE = Statement(
+    "release",
+    """
 UPDATE spend_budgetcounter SET reserved_usd = reserved_usd - %(reserved)s
 WHERE id IN (SELECT id FROM spend_budgetcounter WHERE id = ANY(%(ids)s) ORDER BY id FOR UPDATE)
-""")
+""",
+)
 
 # Settle one charge — the entry, the run's ledger, the counters from reserved to committed — and,
 # when ``next`` > 0, reserve the run's next request in the same statement: the same check as
 # _RESERVE, against the counters as they are once this charge is booked. Refused, nothing is
 # reserved ahead (the charge is booked all the same) and the refused rows are returned.
-_SETTLE = Statement("settle", """
+_SETTLE = Statement(
+    "settle",
+    """
 WITH caps AS (
     SELECT * FROM unnest(%(ids)s::bigint[], %(limits)s::numeric[]) AS cap(id, limit_usd)
 ), locked AS (
@@ -168,7 +190,8 @@ WITH caps AS (
     RETURNING id
 )
 SELECT id, spent FROM refused
-""")
+""",
+)
 
 
 def _execute_hot(statement: Statement, params: dict) -> list[tuple]:
@@ -230,7 +253,9 @@ def _limits(caps: list[Cap]) -> list[Decimal | None]:
 def _refusal(caps: list[Cap], refused: dict) -> BudgetExceeded | None:
     for cap in caps:  # the agent's cap first: the more specific one names itself when both bind
         if cap.counter_id in refused:
-            return BudgetExceeded(scope=cap.scope, limit_usd=cap.limit_usd, spent_usd=refused[cap.counter_id])
+            return BudgetExceeded(
+                scope=cap.scope, limit_usd=cap.limit_usd, spent_usd=refused[cap.counter_id]
+            )
     return None
 
 
@@ -242,7 +267,9 @@ def _raise_refusal(caps: list[Cap], refused: dict) -> None:
 
 def release_move(counter_ids: list[int], reserved_usd: Decimal) -> Move[None]:
     """Give back a reservation whose request never produced a response."""
-    return Move(_RELEASE, {"ids": _ids(counter_ids), "reserved": Decimal(reserved_usd)}, lambda rows: None)
+    return Move(
+        _RELEASE, {"ids": _ids(counter_ids), "reserved": Decimal(reserved_usd)}, lambda rows: None
+    )
 
 
 # --- the ledger ---------------------------------------------------------------------------------
@@ -343,7 +370,9 @@ def ingestion_charge_record(
     )
 
 
-def budget_counters_reconcile(*, organization_id: int, busy_agent_ids: set[int], month: dt.date) -> int:
+def budget_counters_reconcile(
+    *, organization_id: int, busy_agent_ids: set[int], month: dt.date
+) -> int:
     """Repair what a dead worker left: recompute committed spend from the ledger entries and drop
     reservations of scopes with no live run. Called by the stale-run reaper; returns rows fixed."""
     fixed = 0

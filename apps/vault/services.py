@@ -93,8 +93,15 @@ def secret_delete(*, actor, secret: Secret) -> None:
     if actor is not None and not has_org_permission(actor, secret.organization, SETTINGS_MANAGE):
         raise PermissionDenied(f"{SETTINGS_MANAGE} is required")
     try:
-        record_audit(actor=actor, organization=secret.organization, action="secret.delete", subject=secret,
-                     details={"name": secret.name, "purpose": secret.purpose})
+        record_audit(
+            actor=actor,
+            organization=secret.organization,
+            action="secret.delete",
+            subject=secret,
+            details={"name": secret.name, "purpose": secret.purpose},
+        )
         secret.delete()
     except ProtectedError:
-        raise ValidationError({"secret": f"{secret.name} is used by a model profile; pick another key there first"}) from None
+        raise ValidationError(
+            {"secret": f"{secret.name} is used by a model profile; pick another key there first"}
+        ) from None

@@ -18,8 +18,11 @@ from .models import SecretPurpose
 class SecretForm(forms.Form):
     name = forms.CharField(max_length=100)
     purpose = forms.ChoiceField(choices=SecretPurpose.choices)
-    value = forms.CharField(widget=forms.PasswordInput(render_value=False), max_length=8192,
-                            help_text="Stored encrypted; never shown again, not even to you.")
+    value = forms.CharField(
+        widget=forms.PasswordInput(render_value=False),
+        max_length=8192,
+        help_text="Stored encrypted; never shown again, not even to you.",
+    )
 
 
 def _organization(request):
@@ -39,13 +42,17 @@ def keys(request):
         refuse_while_impersonating(request)
         if form.is_valid():
             try:
-                services.secret_create(actor=request.user, organization=organization, **form.cleaned_data)
+                services.secret_create(
+                    actor=request.user, organization=organization, **form.cleaned_data
+                )
             except ValidationError as error:
                 messages.error(request, " ".join(error.messages))
             else:
                 messages.success(request, f"{form.cleaned_data['name']} stored.")
                 return redirect("vault:keys")
-    return render(request, "vault/keys.html", {"form": form, "secrets": selectors.secrets_for(organization)})
+    return render(
+        request, "vault/keys.html", {"form": form, "secrets": selectors.secrets_for(organization)}
+    )
 
 
 @login_required

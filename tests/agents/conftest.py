@@ -18,7 +18,9 @@ def spec_with(*bindings, **extra):
 def make_agent(org, builder):
     def make(spec=None, *, name="Helper", actor=None, organization=None):
         return agent_create(
-            actor=actor or builder, organization=organization or org, name=name,
+            actor=actor or builder,
+            organization=organization or org,
+            name=name,
             spec=spec if spec is not None else spec_with(),
         )
 
@@ -29,7 +31,11 @@ def make_agent(org, builder):
 def make_secret(org):
     def make(name="key", purpose="capability", organization=None):
         return secret_create(
-            actor=None, organization=organization or org, name=name, purpose=purpose, value="sk-test-123456789012"
+            actor=None,
+            organization=organization or org,
+            name=name,
+            purpose=purpose,
+            value="sk-test-123456789012",
         )
 
     return make

@@ -29,7 +29,9 @@ def test_list_shows_the_published_versions_budget(client_for, builder, org, agen
     agent.save()
     agent_publish(actor=builder, agent=agent)
     agent.refresh_from_db()
-    agent.draft_spec["budget"] = {"monthly_usd": "99.00"}  # a draft change is not the budget in force
+    agent.draft_spec["budget"] = {
+        "monthly_usd": "99.00"
+    }  # a draft change is not the budget in force
     agent.save()
     rows = client_for(builder, org).get("/api/v1/agents/").json()
     row = next(r for r in rows if r["id"] == agent.pk)
@@ -69,20 +71,26 @@ def test_builder_creates_an_agent_and_new_agent_is_the_template(client_for, buil
 
 def test_create_with_a_malformed_spec_is_422(client_for, builder, org):
     response = client_for(builder, org).post(
-        "/api/v1/agents/", {"name": "Bad", "spec": {"capabilities": [{"id": "clock", "approval": "sometimes"}]}}, format="json"
+        "/api/v1/agents/",
+        {"name": "Bad", "spec": {"capabilities": [{"id": "clock", "approval": "sometimes"}]}},
+        format="json",
     )
     assert response.status_code == 422
 
 
 def test_create_lands_in_the_keys_organization_only(client_for, outsider, other_org):
-    response = client_for(outsider, other_org).post("/api/v1/agents/", {"name": "Globex bot"}, format="json")
+    response = client_for(outsider, other_org).post(
+        "/api/v1/agents/", {"name": "Globex bot"}, format="json"
+    )
     assert Agent.objects.get(pk=response.json()["id"]).organization == other_org
 
 
 # --- retrieve / patch / delete ---------------------------------------------------------------
 
 
-def test_retrieve_of_another_organizations_agent_is_a_404_like_a_missing_id(client_for, owner, org, theirs):
+def test_retrieve_of_another_organizations_agent_is_a_404_like_a_missing_id(
+    client_for, owner, org, theirs
+):
     client = client_for(owner, org)
     other = client.get(f"/api/v1/agents/{theirs.pk}/")
     missing = client.get("/api/v1/agents/999999/")
@@ -91,26 +99,37 @@ def test_retrieve_of_another_organizations_agent_is_a_404_like_a_missing_id(clie
 
 
 def test_viewer_cannot_change_the_draft(client_for, viewer, org, agent):
-    response = client_for(viewer, org).patch(f"/api/v1/agents/{agent.pk}/", {"name": "Renamed"}, format="json")
+    response = client_for(viewer, org).patch(
+        f"/api/v1/agents/{agent.pk}/", {"name": "Renamed"}, format="json"
+    )
     assert response.status_code == 403
 
 
 def test_builder_changes_the_draft(client_for, builder, org, agent):
     spec = spec_with(binding("clock"), binding("planning"))
-    response = client_for(builder, org).patch(f"/api/v1/agents/{agent.pk}/", {"spec": spec}, format="json")
+    response = client_for(builder, org).patch(
+        f"/api/v1/agents/{agent.pk}/", {"spec": spec}, format="json"
+    )
     assert response.status_code == 200
     assert [b["id"] for b in response.json()["spec"]["capabilities"]] == ["clock", "planning"]
 
 
 def test_patch_of_another_organizations_agent_is_404(client_for, owner, org, theirs):
-    assert client_for(owner, org).patch(f"/api/v1/agents/{theirs.pk}/", {"name": "x"}, format="json").status_code == 404
+    assert (
+        client_for(owner, org)
+        .patch(f"/api/v1/agents/{theirs.pk}/", {"name": "x"}, format="json")
+        .status_code
+        == 404
+    )
 
 
 def test_an_object_grant_lets_a_viewer_edit_one_agent(client_for, viewer, org, agent, builder):
     from apps.agents.services import agent_grant
 
     agent_grant(actor=builder, agent=agent, user=viewer, actions=["edit"])
-    response = client_for(viewer, org).patch(f"/api/v1/agents/{agent.pk}/", {"name": "Ours"}, format="json")
+    response = client_for(viewer, org).patch(
+        f"/api/v1/agents/{agent.pk}/", {"name": "Ours"}, format="json"
+    )
     assert response.status_code == 200
     assert AuditEntry.objects.filter(action="agent.grant", organization=org).exists()
 
@@ -122,11 +141,16 @@ def test_delete_archives_and_is_audited(client_for, builder, org, agent):
     assert AuditEntry.objects.filter(action="agent.archive", organization=org).exists()
     ids = {r["id"] for r in client_for(builder, org).get("/api/v1/agents/").json()}
     assert agent.pk not in ids
-    ids = {r["id"] for r in client_for(builder, org).get("/api/v1/agents/?include_archived=true").json()}
+    ids = {
+        r["id"]
+        for r in client_for(builder, org).get("/api/v1/agents/?include_archived=true").json()
+    }
     assert agent.pk in ids
 
 
-def test_member_cannot_archive_and_another_org_cannot_see(client_for, member, owner, org, agent, theirs):
+def test_member_cannot_archive_and_another_org_cannot_see(
+    client_for, member, owner, org, agent, theirs
+):
     assert client_for(member, org).delete(f"/api/v1/agents/{agent.pk}/").status_code == 403
     assert client_for(owner, org).delete(f"/api/v1/agents/{theirs.pk}/").status_code == 404
 
@@ -135,7 +159,9 @@ def test_member_cannot_archive_and_another_org_cannot_see(client_for, member, ow
 
 
 def test_publish_answers_the_new_version_and_is_audited(client_for, builder, org, agent):
-    response = client_for(builder, org).post(f"/api/v1/agents/{agent.pk}/publish/", {}, format="json")
+    response = client_for(builder, org).post(
+        f"/api/v1/agents/{agent.pk}/publish/", {}, format="json"
+    )
     assert response.status_code == 201
     assert response.json()["number"] == 1
     assert AuditEntry.objects.filter(action="agent.publish", organization=org).count() == 1
@@ -145,7 +171,11 @@ def test_publish_refusal_is_422_naming_binding_and_field(client_for, builder, or
     client = client_for(builder, org)
     client.patch(
         f"/api/v1/agents/{agent.pk}/",
-        {"spec": spec_with(binding("web_fetch", {"method": "native"}, tool_approval={"web_fetch": "required"}))},
+        {
+            "spec": spec_with(
+                binding("web_fetch", {"method": "native"}, tool_approval={"web_fetch": "required"})
+            )
+        },
         format="json",
     )
     response = client.post(f"/api/v1/agents/{agent.pk}/publish/", {}, format="json")
@@ -156,16 +186,31 @@ def test_publish_refusal_is_422_naming_binding_and_field(client_for, builder, or
 
 
 def test_operator_cannot_publish(client_for, operator, org, agent):
-    assert client_for(operator, org).post(f"/api/v1/agents/{agent.pk}/publish/", {}, format="json").status_code == 403
+    assert (
+        client_for(operator, org)
+        .post(f"/api/v1/agents/{agent.pk}/publish/", {}, format="json")
+        .status_code
+        == 403
+    )
 
 
 def test_publish_of_another_organizations_agent_is_404(client_for, owner, org, theirs):
-    assert client_for(owner, org).post(f"/api/v1/agents/{theirs.pk}/publish/", {}, format="json").status_code == 404
+    assert (
+        client_for(owner, org)
+        .post(f"/api/v1/agents/{theirs.pk}/publish/", {}, format="json")
+        .status_code
+        == 404
+    )
 
 
 def test_an_object_grant_lets_an_operator_publish(client_for, operator, org, agent):
     assign_perm("agents.publish_agent", operator, agent)
-    assert client_for(operator, org).post(f"/api/v1/agents/{agent.pk}/publish/", {}, format="json").status_code == 201
+    assert (
+        client_for(operator, org)
+        .post(f"/api/v1/agents/{agent.pk}/publish/", {}, format="json")
+        .status_code
+        == 201
+    )
 
 
 # --- versions and tools ------------------------------------------------------------------------
@@ -174,7 +219,9 @@ def test_an_object_grant_lets_an_operator_publish(client_for, operator, org, age
 def test_versions_are_numbered_and_frozen(client_for, builder, viewer, org, agent):
     client = client_for(builder, org)
     client.post(f"/api/v1/agents/{agent.pk}/publish/", {}, format="json")
-    client.patch(f"/api/v1/agents/{agent.pk}/", {"spec": spec_with(binding("planning"))}, format="json")
+    client.patch(
+        f"/api/v1/agents/{agent.pk}/", {"spec": spec_with(binding("planning"))}, format="json"
+    )
     client.post(f"/api/v1/agents/{agent.pk}/publish/", {}, format="json")
     versions = client_for(viewer, org).get(f"/api/v1/agents/{agent.pk}/versions/").json()
     assert [v["number"] for v in versions] == [2, 1]
@@ -191,7 +238,15 @@ def test_tools_lists_the_published_versions_tools(client_for, builder, org, agen
     assert client.get(f"/api/v1/agents/{agent.pk}/tools/").status_code == 422
     client.patch(
         f"/api/v1/agents/{agent.pk}/",
-        {"spec": spec_with(binding("sandbox", tool_overrides={"write_file": {"name": "save"}}, tool_approval={"write_file": "required"}))},
+        {
+            "spec": spec_with(
+                binding(
+                    "sandbox",
+                    tool_overrides={"write_file": {"name": "save"}},
+                    tool_approval={"write_file": "required"},
+                )
+            )
+        },
         format="json",
     )
     client.post(f"/api/v1/agents/{agent.pk}/publish/", {}, format="json")
@@ -204,15 +259,25 @@ def test_tools_lists_the_published_versions_tools(client_for, builder, org, agen
 # --- model profiles ----------------------------------------------------------------------------
 
 
-def test_model_profiles_triplet_and_write_only_secret(client_for, owner, member, org, outsider, other_org, make_secret):
+def test_model_profiles_triplet_and_write_only_secret(
+    client_for, owner, member, org, outsider, other_org, make_secret
+):
     key = make_secret(name="openai", purpose="openai")
     payload = {"label": "GPT", "provider": "openai", "model_name": "gpt-5", "secret_id": key.pk}
-    assert client_for(member, org).post("/api/v1/model-profiles/", payload, format="json").status_code == 403
+    assert (
+        client_for(member, org).post("/api/v1/model-profiles/", payload, format="json").status_code
+        == 403
+    )
     created = client_for(owner, org).post("/api/v1/model-profiles/", payload, format="json")
     assert created.status_code == 201
     body = created.json()
     assert body["has_secret"] is True and "secret_id" not in body and "secret" not in body
     assert client_for(member, org).get(f"/api/v1/model-profiles/{body['id']}/").status_code == 200
-    assert client_for(outsider, other_org).get(f"/api/v1/model-profiles/{body['id']}/").status_code == 404
-    foreign = client_for(outsider, other_org).post("/api/v1/model-profiles/", payload, format="json")
+    assert (
+        client_for(outsider, other_org).get(f"/api/v1/model-profiles/{body['id']}/").status_code
+        == 404
+    )
+    foreign = client_for(outsider, other_org).post(
+        "/api/v1/model-profiles/", payload, format="json"
+    )
     assert foreign.status_code == 422  # their vault has no such secret

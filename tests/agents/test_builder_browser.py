@@ -1,7 +1,6 @@
 """The Builder's main path in a real headless Chromium: create an agent, enable a capability,
 set a config value, publish, see a validation error inline, fix it, publish version 2."""
 
-
 import pytest
 
 from apps.agents.models import Agent, AgentVersion
@@ -10,9 +9,9 @@ from tests.factories import DEFAULT_PASSWORD
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-
-
-def test_builder_create_enable_configure_publish_refused_fix_publish_v2(page, live_server, org, builder):
+def test_builder_create_enable_configure_publish_refused_fix_publish_v2(
+    page, live_server, org, builder
+):
     page.goto(f"{live_server.url}/login/")
     page.fill("input[name=username]", builder.email)
     page.fill("input[name=password]", DEFAULT_PASSWORD)
@@ -25,9 +24,13 @@ def test_builder_create_enable_configure_publish_refused_fix_publish_v2(page, li
     page.click("#new-agent")
     page.wait_for_selector("#builder-form")
     agent = Agent.objects.get(organization=org, name="Browser bot")
-    assert page.is_checked('input[name="cap.planning.enabled"]')  # recommended and built: from the template
+    assert page.is_checked(
+        'input[name="cap.planning.enabled"]'
+    )  # recommended and built: from the template
     assert page.is_checked('input[name="cap.web_research.enabled"]')  # recommended and built
-    assert not page.is_checked('input[name="cap.browser_use.enabled"]')  # recommended, not built yet
+    assert not page.is_checked(
+        'input[name="cap.browser_use.enabled"]'
+    )  # recommended, not built yet
 
     # Enable a capability and set a config value.
     guardrails = page.locator("#capability-guardrails")
@@ -37,7 +40,9 @@ def test_builder_create_enable_configure_publish_refused_fix_publish_v2(page, li
     page.click("#publish")
     page.wait_for_selector("text=Published version 1.")
     v1 = AgentVersion.objects.get(agent=agent, number=1)
-    assert next(b for b in v1.spec["capabilities"] if b["id"] == "guardrails")["config"] == {"redact_pii_out": True}
+    assert next(b for b in v1.spec["capabilities"] if b["id"] == "guardrails")["config"] == {
+        "redact_pii_out": True
+    }
 
     # Capabilities are folded after a reload (issue 15: the page was 11,600 px tall); open one.
     assert not guardrails.locator("details.configure").evaluate("d => d.open")

@@ -25,7 +25,11 @@ def published(make_agent, builder, as_if_built):
     as_if_built("sandbox")
     agent = make_agent(
         spec_with(
-            binding("sandbox", tool_overrides={"write_file": {"name": "save_notes"}}, tool_approval={"read_file": "required"}),
+            binding(
+                "sandbox",
+                tool_overrides={"write_file": {"name": "save_notes"}},
+                tool_approval={"read_file": "required"},
+            ),
             binding("planning", enabled=False),
         )
     )
@@ -66,11 +70,18 @@ def test_spec_validate_accepts_a_good_file_and_refuses_a_bad_one(tmp_path, db):
     good.write_text(yaml.safe_dump(spec_with(binding("web_research", {"max_results": 3}))))
     assert "OK" in run("spec", "validate", str(good))
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps(spec_with(binding("channel_tools"), binding("guardrails", {"phone_regions": "UK"}))))
+    bad.write_text(
+        json.dumps(
+            spec_with(binding("channel_tools"), binding("guardrails", {"phone_regions": "UK"}))
+        )
+    )
     out = StringIO()
     with pytest.raises(CommandError, match="2 error"):
         call_command("spec", "validate", str(bad), stdout=out)
-    assert "channel_tools: id" in out.getvalue() and "guardrails: config.phone_regions" in out.getvalue()
+    assert (
+        "channel_tools: id" in out.getvalue()
+        and "guardrails: config.phone_regions" in out.getvalue()
+    )
 
 
 def test_spec_validate_with_an_org_checks_the_vault(tmp_path, org):

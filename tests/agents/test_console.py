@@ -22,7 +22,12 @@ def browser_for():
 
 def builder_post(agent, **fields):
     """The form as the Builder would send it for this agent's current draft."""
-    data = {"name": agent.name, "instructions": agent.draft.instructions, "max_steps": "25", "budget_monthly_usd": ""}
+    data = {
+        "name": agent.name,
+        "instructions": agent.draft.instructions,
+        "max_steps": "25",
+        "budget_monthly_usd": "",
+    }
     for b in agent.draft.capabilities:
         if b.enabled:
             data[f"cap.{b.id}.enabled"] = "on"
@@ -39,7 +44,9 @@ def test_list_shows_agents_and_new_agent_starts_from_the_template(browser_for, b
     assert "Support" in page and "New agent" in page
 
 
-def test_builder_draws_forms_from_the_schema_with_labels_and_folds_advanced(browser_for, builder, make_agent):
+def test_builder_draws_forms_from_the_schema_with_labels_and_folds_advanced(
+    browser_for, builder, make_agent
+):
     agent = make_agent(spec_with(binding("web_research")))
     page = browser_for(builder).get(f"/agents/{agent.pk}/").content.decode()
     assert 'name="cap.web_research.config.method"' in page
@@ -58,12 +65,15 @@ def test_enabling_an_advanced_capability_unfolds_the_group(browser_for, builder,
 
 def test_saving_keeps_only_values_that_differ_from_defaults(browser_for, builder, make_agent):
     agent = make_agent(spec_with())
-    data = builder_post(agent, **{
-        "cap.web_research.enabled": "on",
-        "cap.web_research.config.method": "duckduckgo",
-        "cap.web_research.config.max_results": "8",
-        "cap.web_research.tool.web_search.name": "search_news",
-    })
+    data = builder_post(
+        agent,
+        **{
+            "cap.web_research.enabled": "on",
+            "cap.web_research.config.method": "duckduckgo",
+            "cap.web_research.config.max_results": "8",
+            "cap.web_research.tool.web_search.name": "search_news",
+        },
+    )
     response = browser_for(builder).post(f"/agents/{agent.pk}/", {**data, "action": "save"})
     assert response.status_code == 302
     agent.refresh_from_db()
@@ -72,10 +82,14 @@ def test_saving_keeps_only_values_that_differ_from_defaults(browser_for, builder
     assert web.tool_overrides["web_search"].name == "search_news"
 
 
-def test_publish_refusal_shows_the_error_next_to_its_field_then_publishes_once_fixed(browser_for, builder, make_agent):
+def test_publish_refusal_shows_the_error_next_to_its_field_then_publishes_once_fixed(
+    browser_for, builder, make_agent
+):
     agent = make_agent(spec_with())
     client = browser_for(builder)
-    bad = builder_post(agent, **{"cap.guardrails.enabled": "on", "cap.guardrails.config.phone_regions": "US, UK"})
+    bad = builder_post(
+        agent, **{"cap.guardrails.enabled": "on", "cap.guardrails.config.phone_regions": "US, UK"}
+    )
     response = client.post(f"/agents/{agent.pk}/", {**bad, "action": "publish"})
     assert response.status_code == 422
     page = response.content.decode()
@@ -83,10 +97,14 @@ def test_publish_refusal_shows_the_error_next_to_its_field_then_publishes_once_f
     assert "field-error" in field and "UK" in field
     assert not AgentVersion.objects.filter(agent=agent).exists()
 
-    good = builder_post(agent, **{"cap.guardrails.enabled": "on", "cap.guardrails.config.phone_regions": "US, GB"})
+    good = builder_post(
+        agent, **{"cap.guardrails.enabled": "on", "cap.guardrails.config.phone_regions": "US, GB"}
+    )
     response = client.post(f"/agents/{agent.pk}/", {**good, "action": "publish"})
     assert response.status_code == 302
-    assert AgentVersion.objects.get(agent=agent).spec["capabilities"][0]["config"] == {"phone_regions": "US, GB"}
+    assert AgentVersion.objects.get(agent=agent).spec["capabilities"][0]["config"] == {
+        "phone_regions": "US, GB"
+    }
     page = client.get(f"/agents/{agent.pk}/").content.decode()
     assert "v1 published" in page and f"/agents/{agent.pk}/versions/1/" in page
 
@@ -96,7 +114,9 @@ def test_a_viewer_sees_the_builder_read_only_and_cannot_post(browser_for, viewer
     client = browser_for(viewer)
     page = client.get(f"/agents/{agent.pk}/").content.decode()
     assert "<fieldset disabled>" in page and 'id="publish"' not in page
-    assert client.post(f"/agents/{agent.pk}/", builder_post(agent, action="save")).status_code == 403
+    assert (
+        client.post(f"/agents/{agent.pk}/", builder_post(agent, action="save")).status_code == 403
+    )
 
 
 def test_another_organizations_agent_is_a_404_in_the_console(browser_for, outsider, make_agent):

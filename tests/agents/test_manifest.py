@@ -31,21 +31,30 @@ def test_an_unbuilt_capability_withholds_every_tool_and_says_why(cap):
     manifest = tool_manifest(spec_with(binding(cap.id)))
     assert manifest.tools == []
     assert [w.tool_id for w in manifest.withheld] == list(cap.tool_ids)
-    assert all(f"the {cap.name} capability is not available yet" in w.reason for w in manifest.withheld)
+    assert all(
+        f"the {cap.name} capability is not available yet" in w.reason for w in manifest.withheld
+    )
 
 
 def test_drift_delegation_offers_lifecycle_tools_only_when_background_is_reachable(as_if_built):
     as_if_built("subagents")
     sync = offered_tool_names(spec_with(binding("subagents")))
     assert "task" in sync and "check_task" not in sync and "answer_subagent" not in sync
-    dynamic = offered_tool_names(spec_with(binding("subagents", {"allow_dynamic": True, "mode": "async"})))
+    dynamic = offered_tool_names(
+        spec_with(binding("subagents", {"allow_dynamic": True, "mode": "async"}))
+    )
     assert {"check_task", "create_agent", "delegate"} <= set(dynamic)
     assert "answer_subagent" not in dynamic  # declared, offered to no model
 
 
 def test_approval_resolution_tool_override_then_binding_then_side_effects():
     spec = spec_with(
-        binding("sandbox", {"backend": "service"}, approval="never", tool_approval={"read_file": "required"}),
+        binding(
+            "sandbox",
+            {"backend": "service"},
+            approval="never",
+            tool_approval={"read_file": "required"},
+        ),
         binding("browser_use"),
     )
     assert approval_required(spec, "read_file") is True  # the tool's own override
@@ -56,7 +65,13 @@ def test_approval_resolution_tool_override_then_binding_then_side_effects():
 
 def test_a_rename_never_removes_the_gate(as_if_built):
     as_if_built("sandbox")
-    spec = spec_with(binding("sandbox", tool_overrides={"write_file": {"name": "save_notes"}}, tool_approval={"write_file": "required"}))
+    spec = spec_with(
+        binding(
+            "sandbox",
+            tool_overrides={"write_file": {"name": "save_notes"}},
+            tool_approval={"write_file": "required"},
+        )
+    )
     names = offered_tool_names(spec)
     assert names["save_notes"] == "write_file" and "write_file" not in names
     assert approval_required(spec, "write_file") is True

@@ -49,7 +49,11 @@ def test_unknown_capability_and_double_binding_are_refused(check):
 
 
 def test_required_approval_on_native_web_search_is_refused(check):
-    errors = check(spec_with(binding("web_research", {"method": "native"}, tool_approval={"web_search": "required"})))
+    errors = check(
+        spec_with(
+            binding("web_research", {"method": "native"}, tool_approval={"web_search": "required"})
+        )
+    )
     assert where(errors) == {("web_research", "tool_approval.web_search")}
     assert "provider" in errors[0].message
 
@@ -61,12 +65,21 @@ def test_binding_wide_required_approval_with_native_search_is_refused(check):
 
 @pytest.mark.parametrize("method", ["native", "auto"])
 def test_required_approval_on_provider_run_web_fetch_is_refused(check, method):
-    errors = check(spec_with(binding("web_fetch", {"method": method}, tool_approval={"web_fetch": "required"})))
+    errors = check(
+        spec_with(binding("web_fetch", {"method": method}, tool_approval={"web_fetch": "required"}))
+    )
     assert where(errors) == {("web_fetch", "tool_approval.web_fetch")}
 
 
 def test_required_approval_on_a_tool_this_deployment_runs_is_accepted(check):
-    assert check(spec_with(binding("web_fetch", {"method": "local"}, tool_approval={"web_fetch": "required"}))) == []
+    assert (
+        check(
+            spec_with(
+                binding("web_fetch", {"method": "local"}, tool_approval={"web_fetch": "required"})
+            )
+        )
+        == []
+    )
     assert check(spec_with(binding("web_research", {"method": "native"}))) == []
 
 
@@ -89,7 +102,12 @@ def test_empty_allow_list_is_refused(check):
 
 def test_empty_deny_list_reads_as_unset_and_hosts_are_stored_in_dns_spelling(make_agent, builder):
     agent = make_agent(
-        spec_with(binding("web_fetch", {"blocked_domains": [], "allowed_domains": ["Docs.Example.COM.", "exämple.com"]}))
+        spec_with(
+            binding(
+                "web_fetch",
+                {"blocked_domains": [], "allowed_domains": ["Docs.Example.COM.", "exämple.com"]},
+            )
+        )
     )
     version = agent_publish(actor=builder, agent=agent)
     config = version.spec["capabilities"][0]["config"]
@@ -172,7 +190,12 @@ def test_share_with_delegates_never_names_subagents(check):
 
 
 def test_share_with_delegates_naming_a_bound_capability_is_accepted(check):
-    assert check(spec_with(binding("subagents", {"share_with_delegates": ["clock"]}), binding("clock"))) == []
+    assert (
+        check(
+            spec_with(binding("subagents", {"share_with_delegates": ["clock"]}), binding("clock"))
+        )
+        == []
+    )
 
 
 @pytest.fixture
@@ -185,16 +208,27 @@ def published_helper(make_agent, builder):
 def test_delegates_while_delegation_is_disabled_are_refused(check, published_helper):
     for spec in (
         spec_with(delegates=[{"agent_id": published_helper.pk}]),
-        spec_with(binding("subagents", enabled=False), delegates=[{"agent_id": published_helper.pk}]),
+        spec_with(
+            binding("subagents", enabled=False), delegates=[{"agent_id": published_helper.pk}]
+        ),
     ):
         assert where(check(spec)) == {(None, "delegates")}
 
 
 def test_delegates_with_delegation_enabled_are_accepted(check, published_helper):
-    assert check(spec_with(binding("subagents"), delegates=[{"agent_id": published_helper.pk, "version": 1}])) == []
+    assert (
+        check(
+            spec_with(
+                binding("subagents"), delegates=[{"agent_id": published_helper.pk, "version": 1}]
+            )
+        )
+        == []
+    )
 
 
-def test_a_delegate_of_another_organization_or_missing_version_is_refused(check, published_helper, other_org, outsider):
+def test_a_delegate_of_another_organization_or_missing_version_is_refused(
+    check, published_helper, other_org, outsider
+):
     from apps.agents.services import agent_create
 
     theirs = agent_create(actor=outsider, organization=other_org, name="Theirs", spec=spec_with())
@@ -208,7 +242,9 @@ def test_a_delegate_of_another_organization_or_missing_version_is_refused(check,
 
 
 def test_a_delegate_the_publisher_may_not_run_is_refused(check, published_helper, viewer):
-    errors = check(spec_with(binding("subagents"), delegates=[{"agent_id": published_helper.pk}]), actor=viewer)
+    errors = check(
+        spec_with(binding("subagents"), delegates=[{"agent_id": published_helper.pk}]), actor=viewer
+    )
     assert where(errors) == {(None, "delegates[0].agent_id")}
 
 
@@ -228,7 +264,9 @@ def test_tool_override_naming_another_capabilitys_tool_is_refused(check):
 
 @pytest.mark.parametrize("name", ["search refunds", "", "x" * 65, "búsqueda"])
 def test_a_name_no_model_could_call_is_refused(check, name):
-    errors = check(spec_with(binding("knowledge", tool_overrides={"search_documents": {"name": name}})))
+    errors = check(
+        spec_with(binding("knowledge", tool_overrides={"search_documents": {"name": name}}))
+    )
     assert where(errors) == {("knowledge", "tool_overrides.search_documents.name")}
 
 
@@ -236,7 +274,9 @@ def test_a_callable_rename_and_a_tool_approval_by_stable_id_are_accepted(check):
     spec = spec_with(
         binding(
             "knowledge",
-            tool_overrides={"search_documents": {"name": "search_refund_policy", "description": "Refunds."}},
+            tool_overrides={
+                "search_documents": {"name": "search_refund_policy", "description": "Refunds."}
+            },
             tool_approval={"search_documents": "required"},
         )
     )
@@ -244,7 +284,12 @@ def test_a_callable_rename_and_a_tool_approval_by_stable_id_are_accepted(check):
 
 
 def test_two_tools_renamed_to_one_visible_name_are_refused(check):
-    errors = check(spec_with(binding("clock"), binding("planning", tool_overrides={"read_plan": {"name": "write_plan"}})))
+    errors = check(
+        spec_with(
+            binding("clock"),
+            binding("planning", tool_overrides={"read_plan": {"name": "write_plan"}}),
+        )
+    )
     assert ("planning", "tool_overrides.read_plan.name") in where(errors)
 
 
@@ -266,7 +311,10 @@ def test_more_than_sixteen_phone_regions_are_refused(check):
 
 def test_sixteen_known_phone_regions_are_accepted(check):
     regions = "US, GB, DE, PL, FR, ES, IT, NL, BE, AT, CH, SE, NO, DK, FI, IE"
-    assert check(spec_with(binding("guardrails", {"phone_regions": regions, "redact_pii_out": True}))) == []
+    assert (
+        check(spec_with(binding("guardrails", {"phone_regions": regions, "redact_pii_out": True})))
+        == []
+    )
 
 
 # --- sandbox and coding agent ----------------------------------------------------------------
@@ -278,48 +326,97 @@ def test_service_sandbox_without_any_registered_connection_is_refused(check):
 
 
 def test_service_sandbox_naming_a_missing_connection_is_refused(check, org, make_secret):
-    SandboxConnection.objects.create(organization=org, name="main", label="Main", base_url="https://sbx.test", secret=make_secret(), is_default=True)
+    SandboxConnection.objects.create(
+        organization=org,
+        name="main",
+        label="Main",
+        base_url="https://sbx.test",
+        secret=make_secret(),
+        is_default=True,
+    )
     errors = check(spec_with(binding("sandbox", {"backend": "service", "connection_id": "gone"})))
     assert where(errors) == {("sandbox", "config.connection_id")}
     assert "no longer exists" in errors[0].message
 
 
 def test_service_sandbox_on_a_connection_without_credential_is_refused(check, org):
-    SandboxConnection.objects.create(organization=org, name="main", label="Main", base_url="https://sbx.test", is_default=True)
+    SandboxConnection.objects.create(
+        organization=org, name="main", label="Main", base_url="https://sbx.test", is_default=True
+    )
     errors = check(spec_with(binding("sandbox", {"backend": "service"})))
     assert where(errors) == {("sandbox", "config.connection_id")}
     assert "no credential" in errors[0].message
 
 
 def test_service_sandbox_on_a_registered_connection_is_accepted(check, org, make_secret):
-    SandboxConnection.objects.create(organization=org, name="main", label="Main", base_url="https://sbx.test", secret=make_secret(), is_default=True)
+    SandboxConnection.objects.create(
+        organization=org,
+        name="main",
+        label="Main",
+        base_url="https://sbx.test",
+        secret=make_secret(),
+        is_default=True,
+    )
     assert check(spec_with(binding("sandbox", {"backend": "service"}))) == []
-    assert check(spec_with(binding("sandbox", {"backend": "service", "connection_id": "main"}))) == []
+    assert (
+        check(spec_with(binding("sandbox", {"backend": "service", "connection_id": "main"}))) == []
+    )
 
 
 @pytest.mark.parametrize(
     "sandbox",
-    [None, binding("sandbox"), binding("sandbox", {"backend": "service", "include_execute": False})],
+    [
+        None,
+        binding("sandbox"),
+        binding("sandbox", {"backend": "service", "include_execute": False}),
+    ],
     ids=["no-sandbox", "state-backend", "no-shell"],
 )
-def test_coding_agent_without_a_service_sandbox_with_shell_is_refused(check, org, make_secret, sandbox):
-    SandboxConnection.objects.create(organization=org, name="main", label="Main", base_url="https://sbx.test", secret=make_secret(), is_default=True)
+def test_coding_agent_without_a_service_sandbox_with_shell_is_refused(
+    check, org, make_secret, sandbox
+):
+    SandboxConnection.objects.create(
+        organization=org,
+        name="main",
+        label="Main",
+        base_url="https://sbx.test",
+        secret=make_secret(),
+        is_default=True,
+    )
     key = make_secret(name="anthropic", purpose="anthropic")
     bindings = [binding("coding_agent", secret_id=key.pk)] + ([sandbox] if sandbox else [])
     assert ("coding_agent", "id") in where(check(spec_with(*bindings)))
 
 
 def test_coding_agent_on_a_service_sandbox_with_shell_is_accepted(check, org, make_secret):
-    SandboxConnection.objects.create(organization=org, name="main", label="Main", base_url="https://sbx.test", secret=make_secret(), is_default=True)
+    SandboxConnection.objects.create(
+        organization=org,
+        name="main",
+        label="Main",
+        base_url="https://sbx.test",
+        secret=make_secret(),
+        is_default=True,
+    )
     key = make_secret(name="anthropic", purpose="anthropic")
-    spec = spec_with(binding("sandbox", {"backend": "service"}), binding("coding_agent", secret_id=key.pk))
+    spec = spec_with(
+        binding("sandbox", {"backend": "service"}), binding("coding_agent", secret_id=key.pk)
+    )
     assert check(spec) == []
 
 
 def test_coding_agent_key_for_another_provider_is_refused(check, org, make_secret):
-    SandboxConnection.objects.create(organization=org, name="main", label="Main", base_url="https://sbx.test", secret=make_secret(), is_default=True)
+    SandboxConnection.objects.create(
+        organization=org,
+        name="main",
+        label="Main",
+        base_url="https://sbx.test",
+        secret=make_secret(),
+        is_default=True,
+    )
     openai_key = make_secret(name="openai", purpose="openai")
-    spec = spec_with(binding("sandbox", {"backend": "service"}), binding("coding_agent", secret_id=openai_key.pk))
+    spec = spec_with(
+        binding("sandbox", {"backend": "service"}), binding("coding_agent", secret_id=openai_key.pk)
+    )
     assert where(check(spec)) == {("coding_agent", "secret_id")}
 
 
@@ -329,8 +426,12 @@ def test_coding_agent_key_for_another_provider_is_refused(check, org, make_secre
 def test_a_model_profile_of_another_organization_is_refused(check, other_org, org):
     from apps.agents.models import ModelProfile
 
-    theirs = ModelProfile.objects.create(organization=other_org, label="Theirs", provider="offline", model_name="offline")
-    ours = ModelProfile.objects.create(organization=org, label="Ours", provider="offline", model_name="offline")
+    theirs = ModelProfile.objects.create(
+        organization=other_org, label="Theirs", provider="offline", model_name="offline"
+    )
+    ours = ModelProfile.objects.create(
+        organization=org, label="Ours", provider="offline", model_name="offline"
+    )
     assert where(check(spec_with(model_profile_id=theirs.pk))) == {(None, "model_profile_id")}
     assert check(spec_with(model_profile_id=ours.pk)) == []
 
@@ -338,11 +439,17 @@ def test_a_model_profile_of_another_organization_is_refused(check, other_org, or
 # --- context files -------------------------------------------------------------------------
 
 
-def test_a_context_id_of_another_organization_or_none_is_refused(check, org, other_org, owner, outsider):
+def test_a_context_id_of_another_organization_or_none_is_refused(
+    check, org, other_org, owner, outsider
+):
     from apps.memory.services import context_file_create
 
-    ours = context_file_create(actor=owner, organization=org, name="Glossary", body="ARR.", mode="inject")
-    theirs = context_file_create(actor=outsider, organization=other_org, name="Theirs", body="x", mode="inject")
+    ours = context_file_create(
+        actor=owner, organization=org, name="Glossary", body="ARR.", mode="inject"
+    )
+    theirs = context_file_create(
+        actor=outsider, organization=other_org, name="Theirs", body="x", mode="inject"
+    )
     spec = spec_with(binding("context"), context_ids=[ours.pk, theirs.pk, 999999])
     errors = check(spec)
     assert where(errors) == {("context", "context_ids")}
@@ -354,7 +461,9 @@ def test_a_context_id_of_another_organization_or_none_is_refused(check, org, oth
 
 
 def test_publish_refuses_with_every_error_and_freezes_nothing(make_agent, builder):
-    agent = make_agent(spec_with(binding("web_research", {"method": "tavily"}), binding("channel_tools")))
+    agent = make_agent(
+        spec_with(binding("web_research", {"method": "tavily"}), binding("channel_tools"))
+    )
     with pytest.raises(PublishRefused) as refused:
         agent_publish(actor=builder, agent=agent)
     assert where(refused.value.errors) == {("web_research", "secret_id"), ("channel_tools", "id")}
@@ -367,7 +476,10 @@ def test_a_version_published_before_a_rule_existed_is_refused_at_run_assembly(ma
     assert_runnable(version)  # runnable today
     # A version frozen before channel_tools was refused in specs: written as it was stored then.
     old = AgentVersion.objects.create(
-        agent=agent, number=2, spec=spec_with(binding("clock"), binding("channel_tools")), published_by=builder
+        agent=agent,
+        number=2,
+        spec=spec_with(binding("clock"), binding("channel_tools")),
+        published_by=builder,
     )
     with pytest.raises(SpecNotRunnable) as refused:
         assert_runnable(old)
@@ -376,7 +488,9 @@ def test_a_version_published_before_a_rule_existed_is_refused_at_run_assembly(ma
     assert "channel_tools: id" in message and "Remove it from capabilities" in message
 
 
-def test_a_frozen_version_whose_key_was_deleted_is_refused_at_run_assembly(make_agent, builder, make_secret):
+def test_a_frozen_version_whose_key_was_deleted_is_refused_at_run_assembly(
+    make_agent, builder, make_secret
+):
     key = make_secret()
     agent = make_agent(spec_with(binding("web_research", {"method": "brave"}, secret_id=key.pk)))
     version = agent_publish(actor=builder, agent=agent)

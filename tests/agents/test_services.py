@@ -25,7 +25,11 @@ def test_grants_and_revokes_are_audited(make_agent, builder, viewer, org):
     assert selectors.can(viewer, agent, "publish")
     agent_revoke(actor=builder, agent=agent, user=viewer, actions=["publish"])
     assert not selectors.can(viewer, agent, "publish") and selectors.can(viewer, agent, "edit")
-    actions = list(AuditEntry.objects.filter(organization=org, subject_id=str(agent.pk)).values_list("action", flat=True))
+    actions = list(
+        AuditEntry.objects.filter(organization=org, subject_id=str(agent.pk)).values_list(
+            "action", flat=True
+        )
+    )
     assert "agent.grant" in actions and "agent.revoke" in actions
 
 
@@ -47,7 +51,9 @@ def test_archive_is_a_state_and_happens_once(make_agent, builder):
     assert agent.versions.count() == 1
 
 
-def test_a_grant_makes_an_agent_visible_only_in_its_own_organization(make_agent, builder, org, other_org, outsider):
+def test_a_grant_makes_an_agent_visible_only_in_its_own_organization(
+    make_agent, builder, org, other_org, outsider
+):
     agent = make_agent(spec_with())
     assign_perm("agents.view_agent", outsider, agent)
     assert selectors.agent_for(outsider, other_org, agent.pk) is None

@@ -14,9 +14,13 @@ def test_alert_defaults_follow_the_seed():
 
 
 def test_a_version_published_with_notify_still_reads():
-    legacy = AgentSpec.model_validate({"alerts": {"budget_thresholds": [80, 100], "notify": ["owner"]}})
+    legacy = AgentSpec.model_validate(
+        {"alerts": {"budget_thresholds": [80, 100], "notify": ["owner"]}}
+    )
     assert legacy.alerts.budget.audience == ["owner"]
-    default_written = AgentSpec.model_validate({"alerts": {"budget_thresholds": [80, 100], "notify": ["admins"]}})
+    default_written = AgentSpec.model_validate(
+        {"alerts": {"budget_thresholds": [80, 100], "notify": ["admins"]}}
+    )
     assert default_written.alerts.budget.audience == ["admins", "owner"]
 
 

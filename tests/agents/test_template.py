@@ -57,7 +57,9 @@ def test_new_agent_equals_the_template(org, builder):
 
 
 def test_your_setup_lists_what_the_agent_has_and_what_would_enable_the_rest():
-    text = your_setup_section({"capabilities": [{"id": "clock"}, {"id": "planning", "enabled": False}]})
+    text = your_setup_section(
+        {"capabilities": [{"id": "clock"}, {"id": "planning", "enabled": False}]}
+    )
     assert text.startswith(YOUR_SETUP_HEADING)
     have, lack = text.split("You do not have:")
     assert "(clock)" in have and "(planning" not in have

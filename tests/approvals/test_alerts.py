@@ -32,7 +32,10 @@ def inbox():
 def test_every_link_carries_the_organization_with_the_right_separator(org, settings):
     # E-mailed links are absolute: they start at the console's public address.
     settings.AGENTICOS_PUBLIC_URL = "https://agents.example/"
-    assert link("/runs?tab=approvals", org) == f"https://agents.example/runs?tab=approvals&org={org.pk}"
+    assert (
+        link("/runs?tab=approvals", org)
+        == f"https://agents.example/runs?tab=approvals&org={org.pk}"
+    )
     assert link("/agents/5/", org) == f"https://agents.example/agents/5/?org={org.pk}"
 
 
@@ -125,8 +128,12 @@ def test_the_organization_cap_alert_goes_to_admins_whatever_the_spec_says(
 
 
 @pytest.mark.django_db
-def test_usage_reports_are_off_by_default_and_an_agent_that_ran_nothing_gets_none(org, owner, member, builder):
-    quiet = published_agent(org, name="Quiet", created_by=builder, alerts={"usage": {"weekly": True}})
+def test_usage_reports_are_off_by_default_and_an_agent_that_ran_nothing_gets_none(
+    org, owner, member, builder
+):
+    quiet = published_agent(
+        org, name="Quiet", created_by=builder, alerts={"usage": {"weekly": True}}
+    )
     busy = published_agent(org, name="Busy", created_by=builder, alerts={"usage": {"weekly": True}})
     silent_by_default = published_agent(org, name="Default", created_by=builder)
     for agent in (busy, silent_by_default):
@@ -137,13 +144,18 @@ def test_usage_reports_are_off_by_default_and_an_agent_that_ran_nothing_gets_non
     subjects = [message.subject for message in mail.outbox]
     assert any(subject.startswith("Busy: 1 runs") for subject in subjects)
     assert not any(subject.startswith(("Quiet", "Default")) for subject in subjects)
-    assert {message.to[0] for message in mail.outbox} == {owner.email, builder.email}  # admins + the agent's owner
+    assert {message.to[0] for message in mail.outbox} == {
+        owner.email,
+        builder.email,
+    }  # admins + the agent's owner
     assert quiet.pk != busy.pk
 
 
 @pytest.mark.django_db
 def test_a_usage_report_goes_out_once_per_period(org, owner, member, builder):
-    agent = published_agent(org, created_by=builder, alerts={"usage": {"monthly": True, "audience": ["owner"]}})
+    agent = published_agent(
+        org, created_by=builder, alerts={"usage": {"monthly": True, "audience": ["owner"]}}
+    )
     run_now(member, org, agent, "hello")
     next_month = (timezone.now().date().replace(day=28) + dt.timedelta(days=4)).replace(day=1)
     mail.outbox.clear()

@@ -2,7 +2,6 @@
 parks on a gated tool, the owner approves it — from the chat's own card, then from the Activity
 approvals tab while the chat stays open — and the chat shows the resumed run finish."""
 
-
 import pytest
 from playwright.sync_api import expect
 
@@ -15,7 +14,6 @@ from tests.runs.test_live_browser import sign_in
 from .factories import ADD_ONE, gated_agent
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
 
 
 def test_a_parked_chat_run_is_approved_from_its_card_and_from_the_queue_and_finishes(

@@ -82,9 +82,13 @@ def test_a_parked_run_keeps_what_it_spent(org, member):
         ([{"id": "ask_user"}], "follow", True),  # the question tool comes from the gate
     ],
 )
-def test_the_gate_joins_the_run_only_when_it_has_something_to_hold(org, member, capabilities, mode, has_work):
+def test_the_gate_joins_the_run_only_when_it_has_something_to_hold(
+    org, member, capabilities, mode, has_work
+):
     agent = published_agent(org, capabilities=capabilities)
-    run = run_create(actor=member, organization=org, agent=agent, input="hi", surface="chat", approval_mode=mode)
+    run = run_create(
+        actor=member, organization=org, agent=agent, input="hi", surface="chat", approval_mode=mode
+    )
     assert run_claim_running(run.pk)
 
     prepared = prepare(Run.objects.get(pk=run.pk))

@@ -16,10 +16,17 @@ pytestmark = pytest.mark.django_db
 
 def test_the_plan_survives_a_park_and_the_resume_writes_it_back(org, member, operator, client_for):
     agent = gated_agent(org)  # add_task needs approval; write_plan does not
-    conversation = Conversation.objects.create(organization=org, agent=agent, user=member, surface="chat")
+    conversation = Conversation.objects.create(
+        organization=org, agent=agent, user=member, surface="chat"
+    )
     items = [{"content": "Draw the chart", "status": "in_progress"}]
     first = run_now(
-        member, org, agent, f"/call write_plan {json.dumps({'items': items})}", surface="chat", conversation=conversation
+        member,
+        org,
+        agent,
+        f"/call write_plan {json.dumps({'items': items})}",
+        surface="chat",
+        conversation=conversation,
     )
     assert first.status == "completed"
 

@@ -15,8 +15,6 @@ from .factories import ADD_ONE, gated_agent
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-
-
 def test_the_owner_approves_a_parked_run_from_the_queue_and_it_finishes(
     page, live_server, celery_worker, org, owner
 ):

@@ -210,11 +210,16 @@ def test_the_admin_cannot_change_or_delete_entries(client, app_admin, org, trail
     assert client.post(f"/admin/audit/auditentry/{entry.pk}/delete/").status_code == 403
 
 
-def test_the_audit_pages_download_without_dates_exports_what_the_page_shows(client, org, owner, trail):
+def test_the_audit_pages_download_without_dates_exports_what_the_page_shows(
+    client, org, owner, trail
+):
     client.force_login(owner)
     page = client.get(f"/audit/?org={org.pk}").content.decode()
     href = html.unescape(re.search(r'href="([^"]+)" id="download-audit-csv"', page).group(1))
     assert "created_from=" in href and "created_to=" in href
     response = client.get(href)
     assert response.status_code == 200, response.content
-    assert int(response["X-Row-Count"]) == AuditEntry.objects.filter(organization=org).exclude(action="audit.export").count()
+    assert (
+        int(response["X-Row-Count"])
+        == AuditEntry.objects.filter(organization=org).exclude(action="audit.export").count()
+    )

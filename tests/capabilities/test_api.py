@@ -11,7 +11,12 @@ URL = "/api/v1/agents/capabilities/"
 SEED_CONFIG = {
     "web_research": {"method": ("duckduckgo", None, None), "max_results": (5, 1, 10)},
     "web_fetch": {"method": ("local", None, None), "max_content_chars": (50000, 1000, 200000)},
-    "subagents": {"mode": ("sync", None, None), "max_depth": (1, 1, 3), "max_fanout": (3, 1, 10), "max_result_chars": (2000, 200, 20000)},
+    "subagents": {
+        "mode": ("sync", None, None),
+        "max_depth": (1, 1, 3),
+        "max_fanout": (3, 1, 10),
+        "max_result_chars": (2000, 200, 20000),
+    },
     "coding_agent": {"harness": ("claude_code", None, None), "timeout_minutes": (15, 1, 60)},
     "guardrails": {"phone_regions": ("US, GB, DE, PL", None, None)},
     "sandbox": {"backend": ("state", None, None), "session_scope": ("conversation", None, None)},
@@ -67,7 +72,9 @@ def test_the_endpoint_needs_a_signed_in_member(api_client, org):
     assert api_client.get(URL).status_code in (401, 403)
 
 
-def test_any_member_of_any_organization_reads_the_same_registry(client_for, viewer, org, outsider, other_org):
+def test_any_member_of_any_organization_reads_the_same_registry(
+    client_for, viewer, org, outsider, other_org
+):
     mine = client_for(viewer, org).get(URL).json()
     theirs = client_for(outsider, other_org).get(URL).json()
     assert mine == theirs

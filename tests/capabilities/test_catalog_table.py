@@ -230,7 +230,9 @@ BUILT = {
 }
 
 
-@pytest.mark.parametrize("cap", [c for c in all_capabilities() if c.id not in BUILT], ids=lambda c: c.id)
+@pytest.mark.parametrize(
+    "cap", [c for c in all_capabilities() if c.id not in BUILT], ids=lambda c: c.id
+)
 def test_unbuilt_capability_says_so_in_the_api_and_its_description(cap):
     payload = capability_payload(cap)
     assert payload["available"] is False

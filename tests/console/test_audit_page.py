@@ -16,8 +16,16 @@ def checkpoint_dir(settings, tmp_path):
 
 
 def _entries(org, owner, admin):
-    record_audit(actor=owner, organization=org, action="budget.change", subject=org, details={"to": "250.00"})
-    record_audit(actor=admin, organization=org, action="org.update", subject=org, details={"name": {"to": "Acme"}})
+    record_audit(
+        actor=owner, organization=org, action="budget.change", subject=org, details={"to": "250.00"}
+    )
+    record_audit(
+        actor=admin,
+        organization=org,
+        action="org.update",
+        subject=org,
+        details={"name": {"to": "Acme"}},
+    )
 
 
 def test_details_read_as_json_and_times_carry_their_zone(client, org, owner, admin):

@@ -142,8 +142,12 @@ def test_tool_results_are_drawn_by_kind_a_plan_as_a_checklist(client, org, owner
     from tests.runs.factories import published_agent
 
     agent = published_agent(org, name="Planner", capabilities=[{"id": "planning"}])
-    first = run_now(owner, org, agent, '/call add_task {"content": "Email the customer"}', surface="chat")
-    run_now(owner, org, agent, "/call read_plan {}", surface="chat", conversation=first.conversation)
+    first = run_now(
+        owner, org, agent, '/call add_task {"content": "Email the customer"}', surface="chat"
+    )
+    run_now(
+        owner, org, agent, "/call read_plan {}", surface="chat", conversation=first.conversation
+    )
     client.force_login(owner)
     html = client.get(f"/chat/{first.conversation_id}/").content.decode()
     checklist = html.split('<ul class="checklist">', 1)[1].split("</ul>", 1)[0]

@@ -46,7 +46,9 @@ def _settled(page, run_id):
 
 
 @pytest.mark.parametrize(
-    "viewport", [{"width": 1440, "height": 900}, {"width": 390, "height": 844}], ids=["desktop", "phone"]
+    "viewport",
+    [{"width": 1440, "height": 900}, {"width": 390, "height": 844}],
+    ids=["desktop", "phone"],
 )
 def test_a_conversation_that_parked_was_approved_and_answered_reads_the_same_after_a_reload(
     viewport,

@@ -35,7 +35,9 @@ def test_a_member_sees_no_approvals_card_and_only_their_runs(client, org, owner,
     assert f"?run={theirs.pk}" not in page
 
 
-def test_offline_money_is_labelled_simulated_on_the_dashboard_and_the_spend_page(client, org, owner):
+def test_offline_money_is_labelled_simulated_on_the_dashboard_and_the_spend_page(
+    client, org, owner
+):
     run_now(owner, org, published_agent(org, name="Helper"), "hello", surface="chat")
     client.force_login(owner)
     assert 'id="dashboard-simulated"' in client.get("/").content.decode()

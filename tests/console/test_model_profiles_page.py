@@ -33,7 +33,9 @@ def test_an_owner_adds_a_model_profile_and_makes_it_the_default(client, org, own
     page = response.content.decode()
     assert "Model profile Local added." in page and "8192 tokens" in page
     profile = ModelProfile.objects.get(organization=org, label="Local")
-    assert AuditEntry.objects.filter(action="model_profile.create", subject_id=str(profile.pk)).exists()
+    assert AuditEntry.objects.filter(
+        action="model_profile.create", subject_id=str(profile.pk)
+    ).exists()
 
     client.post(f"/settings/model-profiles/{profile.pk}/default/")
     profile.refresh_from_db()
@@ -57,10 +59,17 @@ def test_an_owner_changes_a_model_profiles_context_window(client, org, owner):
     assert 'value="gpt-4.1-mini"' in page
     response = client.post(
         f"/settings/model-profiles/{profile.pk}/",
-        {"label": "GPT mini", "provider": "openai", "model_name": "gpt-4.1-mini", "context_window": "128000"},
+        {
+            "label": "GPT mini",
+            "provider": "openai",
+            "model_name": "gpt-4.1-mini",
+            "context_window": "128000",
+        },
         follow=True,
     )
     assert "Model profile GPT mini saved." in response.content.decode()
     profile.refresh_from_db()
     assert profile.label == "GPT mini" and profile.context_window == 128000
-    assert AuditEntry.objects.filter(action="model_profile.update", subject_id=str(profile.pk)).exists()
+    assert AuditEntry.objects.filter(
+        action="model_profile.update", subject_id=str(profile.pk)
+    ).exists()

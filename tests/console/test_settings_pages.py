@@ -32,7 +32,7 @@ def test_an_owner_cannot_remove_their_own_row(client, org, owner, member):
     other = Membership.objects.get(organization=org, user=member)
     assert f"/settings/members/{own.pk}/remove/" not in page
     assert f"/settings/members/{other.pk}/remove/" in page
-    assert "data-confirm=\"Remove member@acme.test" in page
+    assert 'data-confirm="Remove member@acme.test' in page
 
     response = client.post(f"/settings/members/{own.pk}/remove/", follow=True)
     assert "You cannot remove yourself" in response.content.decode()
@@ -68,4 +68,3 @@ def test_revoking_a_key_in_the_browser_asks_and_a_no_keeps_it(page, live_server,
     page.click("text=Revoke")
     page.wait_for_selector("text=revoked.")
     assert ApiKey.objects.get(name="Deploy").revoked_at is not None
-

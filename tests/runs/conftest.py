@@ -20,7 +20,12 @@ def celery_worker(transactional_db, settings):
     celery_app.conf.task_default_queue = queue
     try:
         with start_worker(
-            celery_app, pool="solo", perform_ping_check=False, queues=[queue], shutdown_timeout=30, loglevel="WARNING"
+            celery_app,
+            pool="solo",
+            perform_ping_check=False,
+            queues=[queue],
+            shutdown_timeout=30,
+            loglevel="WARNING",
         ) as worker:
             yield worker
     finally:

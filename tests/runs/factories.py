@@ -15,14 +15,18 @@ from apps.spend.services import budget_counter_for, charge_record, ledger_open, 
 def published_agent(organization, *, name="Helper", created_by=None, **spec) -> Agent:
     """An agent whose version 1 is published with ``spec`` (AgentSpec fields)."""
     spec = {"instructions": "You are a helpful test agent.", **spec}
-    agent = Agent.objects.create(organization=organization, name=name, draft_spec=spec, created_by=created_by)
+    agent = Agent.objects.create(
+        organization=organization, name=name, draft_spec=spec, created_by=created_by
+    )
     version = AgentVersion.objects.create(agent=agent, number=1, spec=spec, published_by=created_by)
     agent.current_version = version
     agent.save(update_fields=["current_version"])
     return agent
 
 
-def compatible_profile(organization, *, base_url: str, model_name: str, label="Local server", secret=None):
+def compatible_profile(
+    organization, *, base_url: str, model_name: str, label="Local server", secret=None
+):
     return ModelProfile.objects.create(
         organization=organization,
         label=label,
@@ -34,7 +38,9 @@ def compatible_profile(organization, *, base_url: str, model_name: str, label="L
 
 
 def queued_run(actor, organization, agent, text="hello", conversation=None) -> Run:
-    return run_create(actor=actor, organization=organization, agent=agent, input=text, conversation=conversation)
+    return run_create(
+        actor=actor, organization=organization, agent=agent, input=text, conversation=conversation
+    )
 
 
 def book_spend(run: Run, usd: Decimal) -> None:
@@ -46,7 +52,9 @@ def book_spend(run: Run, usd: Decimal) -> None:
     ledger = ledger_open(run=run)
     month = month_of()
     counters = [
-        budget_counter_for(organization_id=run.organization_id, agent_id=run.agent_id, month=month).pk,
+        budget_counter_for(
+            organization_id=run.organization_id, agent_id=run.agent_id, month=month
+        ).pk,
         budget_counter_for(organization_id=run.organization_id, agent_id=None, month=month).pk,
     ]
     tokens = math.ceil(usd / Decimal("0.000015"))

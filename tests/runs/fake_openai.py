@@ -23,7 +23,11 @@ def _scripted_tools(prompt: str, messages: list[dict]) -> dict | None:
     done = sum(1 for m in messages if m.get("role") == "tool")
     if done >= int(count):
         return None
-    return {"id": f"call_{done + 1}", "type": "function", "function": {"name": name, "arguments": "{}"}}
+    return {
+        "id": f"call_{done + 1}",
+        "type": "function",
+        "function": {"name": name, "arguments": "{}"},
+    }
 
 
 class FakeOpenAI:
@@ -41,7 +45,9 @@ class FakeOpenAI:
                 pass
 
             def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                body = json.loads(
+                    self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}"
+                )
                 server.requests.append(body)
                 server.headers.append(dict(self.headers))
                 server.handle(self, body)
@@ -79,11 +85,17 @@ class FakeOpenAI:
         for status in (429, 500):
             if model.endswith(f"-{status}") and has_tool_result:
                 return self._error(handler, status)
-        usage = {"prompt_tokens": 10 * len(messages), "completion_tokens": 5, "total_tokens": 10 * len(messages) + 5}
+        usage = {
+            "prompt_tokens": 10 * len(messages),
+            "completion_tokens": 5,
+            "total_tokens": 10 * len(messages) + 5,
+        }
         prompt = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
         if isinstance(prompt, list):
             prompt = " ".join(p.get("text", "") for p in prompt)
-        wants_tool = (prompt.startswith("use echo") or model.endswith(("-429", "-500"))) and not has_tool_result
+        wants_tool = (
+            prompt.startswith("use echo") or model.endswith(("-429", "-500"))
+        ) and not has_tool_result
         scripted = _scripted_tools(prompt, messages)
         if scripted is not None:
             message = {"role": "assistant", "content": None, "tool_calls": [scripted]}
@@ -93,12 +105,18 @@ class FakeOpenAI:
                 "role": "assistant",
                 "content": None,
                 "tool_calls": [
-                    {"id": "call_1", "type": "function", "function": {"name": "echo", "arguments": '{"text": "hi"}'}}
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "echo", "arguments": '{"text": "hi"}'},
+                    }
                 ],
             }
             finish = "tool_calls"
         else:
-            tool_text = next((m.get("content") for m in reversed(messages) if m.get("role") == "tool"), None)
+            tool_text = next(
+                (m.get("content") for m in reversed(messages) if m.get("role") == "tool"), None
+            )
             text = f"The echo said {tool_text}." if tool_text else f"Hello from {model}."
             message = {"role": "assistant", "content": text}
             finish = "stop"
@@ -126,7 +144,12 @@ class FakeOpenAI:
         self._json(
             handler,
             status,
-            {"error": {"message": f"upstream says no ({status}) SECRET-PROVIDER-DETAIL", "type": "server_error"}},
+            {
+                "error": {
+                    "message": f"upstream says no ({status}) SECRET-PROVIDER-DETAIL",
+                    "type": "server_error",
+                }
+            },
         )
 
     def _stream(self, handler, model, message, finish, usage) -> None:
@@ -141,7 +164,9 @@ class FakeOpenAI:
                 "object": "chat.completion.chunk",
                 "created": int(time.time()),
                 "model": model,
-                "choices": [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+                "choices": []
+                if delta is None
+                else [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
             }
             if usage_block is not None:
                 body["usage"] = usage_block
@@ -152,10 +177,27 @@ class FakeOpenAI:
         chunk({"role": "assistant", "content": ""})
         if message.get("tool_calls"):
             call = message["tool_calls"][0]
-            chunk({"tool_calls": [{"index": 0, "id": call["id"], "type": "function", "function": {"name": call["function"]["name"], "arguments": ""}}]})
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {"name": call["function"]["name"], "arguments": ""},
+                        }
+                    ]
+                }
+            )
             args = call["function"]["arguments"]
             for start in range(0, len(args), 5):
-                chunk({"tool_calls": [{"index": 0, "function": {"arguments": args[start : start + 5]}}]})
+                chunk(
+                    {
+                        "tool_calls": [
+                            {"index": 0, "function": {"arguments": args[start : start + 5]}}
+                        ]
+                    }
+                )
         else:
             words = message["content"].split(" ")
             for n, word in enumerate(words):

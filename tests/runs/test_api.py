@@ -14,14 +14,18 @@ def agent(org):
 
 @pytest.mark.django_db
 def test_starting_a_run_needs_agents_run(org, viewer, agent, client_for):
-    response = client_for(viewer, org).post("/api/v1/runs/", {"agent_id": agent.pk, "input": "hi"}, format="json")
+    response = client_for(viewer, org).post(
+        "/api/v1/runs/", {"agent_id": agent.pk, "input": "hi"}, format="json"
+    )
     assert response.status_code == 403
     assert not Run.objects.exists()
 
 
 @pytest.mark.django_db
 def test_a_member_starts_a_queued_run(org, member, agent, client_for):
-    response = client_for(member, org).post("/api/v1/runs/", {"agent_id": agent.pk, "input": "hi"}, format="json")
+    response = client_for(member, org).post(
+        "/api/v1/runs/", {"agent_id": agent.pk, "input": "hi"}, format="json"
+    )
     assert response.status_code == 201
     body = response.json()
     assert body["status"] == "queued"
@@ -78,23 +82,42 @@ def test_an_unpublished_agent_or_an_empty_input_is_a_422(org, member, client_for
 
     draft_only = Agent.objects.create(organization=org, name="Draft", draft_spec={})
     client = client_for(member, org)
-    assert client.post("/api/v1/runs/", {"agent_id": draft_only.pk, "input": "hi"}, format="json").status_code == 422
+    assert (
+        client.post(
+            "/api/v1/runs/", {"agent_id": draft_only.pk, "input": "hi"}, format="json"
+        ).status_code
+        == 422
+    )
     published = published_agent(org)
-    assert client.post("/api/v1/runs/", {"agent_id": published.pk, "input": ""}, format="json").status_code == 422
-    assert client.post("/api/v1/runs/", {"agent_id": "x", "input": "hi"}, format="json").status_code == 422
+    assert (
+        client.post(
+            "/api/v1/runs/", {"agent_id": published.pk, "input": ""}, format="json"
+        ).status_code
+        == 422
+    )
+    assert (
+        client.post("/api/v1/runs/", {"agent_id": "x", "input": "hi"}, format="json").status_code
+        == 422
+    )
 
 
 @pytest.mark.django_db
-def test_a_conversation_of_another_organization_is_a_404(org, other_org, member, outsider, agent, client_for):
+def test_a_conversation_of_another_organization_is_a_404(
+    org, other_org, member, outsider, agent, client_for
+):
     theirs = queued_run(outsider, other_org, published_agent(other_org))
     response = client_for(member, org).post(
-        "/api/v1/runs/", {"agent_id": agent.pk, "input": "hi", "conversation_id": theirs.conversation_id}, format="json"
+        "/api/v1/runs/",
+        {"agent_id": agent.pk, "input": "hi", "conversation_id": theirs.conversation_id},
+        format="json",
     )
     assert response.status_code == 404
 
 
 @pytest.mark.django_db
-def test_reading_a_run_own_or_with_runs_view_else_404(org, member, admin, operator, builder, viewer, agent, client_for):
+def test_reading_a_run_own_or_with_runs_view_else_404(
+    org, member, admin, operator, builder, viewer, agent, client_for
+):
     run = queued_run(member, org, agent)
     assert client_for(member, org).get(f"/api/v1/runs/{run.pk}/").status_code == 200
     for reader in (admin, operator, builder):
@@ -104,7 +127,9 @@ def test_reading_a_run_own_or_with_runs_view_else_404(org, member, admin, operat
 
 
 @pytest.mark.django_db
-def test_another_organizations_run_is_a_404_like_a_missing_one(org, other_org, member, outsider, agent, client_for):
+def test_another_organizations_run_is_a_404_like_a_missing_one(
+    org, other_org, member, outsider, agent, client_for
+):
     run = queued_run(member, org, agent)
     client = client_for(outsider, other_org)
     other = client.get(f"/api/v1/runs/{run.pk}/")

@@ -71,13 +71,20 @@ def throwaway_queue():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_two_hundred_concurrent_run_requests_are_all_answered(asgi_server, throwaway_queue, org, member):  # noqa: F811
+def test_two_hundred_concurrent_run_requests_are_all_answered(
+    asgi_server,  # noqa: F811  (fixture)
+    throwaway_queue,
+    org,
+    member,
+):
     agent = published_agent(org)
     _, key = api_key_create(actor=None, organization=org, user=member, name="burst")
 
     async def burst() -> list[httpx.Response]:
         limits = httpx.Limits(max_connections=BURST, max_keepalive_connections=BURST)
-        async with httpx.AsyncClient(base_url=f"http://{asgi_server}", limits=limits, timeout=120) as client:
+        async with httpx.AsyncClient(
+            base_url=f"http://{asgi_server}", limits=limits, timeout=120
+        ) as client:
             requests = [
                 client.post(
                     "/api/v1/runs/",
@@ -96,4 +103,6 @@ def test_two_hundred_concurrent_run_requests_are_all_answered(asgi_server, throw
     assert Run.objects.filter(organization=org, status="queued").count() == BURST
     # This process's connections: Django's pool (the server's threads and the test's own), and
     # the worker runtime's loop pool if an earlier test in this process started it.
-    assert connections.peak <= settings.AGENTICOS_DB_POOL_SIZE + settings.AGENTICOS_RUN_DB_POOL_SIZE, connections.peak
+    assert (
+        connections.peak <= settings.AGENTICOS_DB_POOL_SIZE + settings.AGENTICOS_RUN_DB_POOL_SIZE
+    ), connections.peak

@@ -37,7 +37,11 @@ def _spec_binding_only(capability, organization, owner) -> dict:
         purpose = "anthropic"
     if capability.needs_key():
         secret = secret_create(
-            actor=owner, organization=organization, name=f"{capability.id} key", purpose=purpose, value="k"
+            actor=owner,
+            organization=organization,
+            name=f"{capability.id} key",
+            purpose=purpose,
+            value="k",
         )
         binding["secret_id"] = secret.pk
     spec = {"capabilities": [binding, *others]}
@@ -76,9 +80,7 @@ def _tools_the_model_is_offered(prepared) -> dict[str, set[str]]:
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("capability", BINDABLE, ids=lambda c: c.id)
-def test_available_exactly_when_a_prepared_run_offers_the_capabilitys_tools(
-    capability, org, owner
-):
+def test_available_exactly_when_a_prepared_run_offers_the_capabilitys_tools(capability, org, owner):
     agent = published_agent(org, created_by=owner, **_spec_binding_only(capability, org, owner))
     try:
         prepared = prepare(queued_run(owner, org, agent, "hello"))

@@ -14,11 +14,15 @@ from .factories import published_agent
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_run_goes_from_the_api_through_celery_to_completed(celery_worker, org, member, client_for):
+def test_a_run_goes_from_the_api_through_celery_to_completed(
+    celery_worker, org, member, client_for
+):
     agent = published_agent(org)
     client = client_for(member, org)
 
-    response = client.post("/api/v1/runs/", {"agent_id": agent.pk, "input": "Summarise our week"}, format="json")
+    response = client.post(
+        "/api/v1/runs/", {"agent_id": agent.pk, "input": "Summarise our week"}, format="json"
+    )
 
     assert response.status_code == 201, response.content
     assert response.json()["status"] == "queued"
@@ -29,7 +33,9 @@ def test_a_run_goes_from_the_api_through_celery_to_completed(celery_worker, org,
     assert run.started_at is not None and run.ended_at >= run.started_at
     assert run.request_count == 1
     assert run.input_tokens > 0 and run.output_tokens > 0
-    expected = (Decimal(run.input_tokens) * 3 + Decimal(run.output_tokens) * 15) / Decimal(1_000_000)
+    expected = (Decimal(run.input_tokens) * 3 + Decimal(run.output_tokens) * 15) / Decimal(
+        1_000_000
+    )
     assert run.cost_usd == expected and not run.cost_is_partial
     assert Ledger.objects.get(run=run).cost_usd == run.cost_usd
     assert LedgerEntry.objects.filter(ledger__run=run).count() == 1
@@ -52,7 +58,9 @@ def test_a_run_goes_from_the_api_through_celery_to_completed(celery_worker, org,
 
 
 @pytest.mark.django_db(transaction=True)
-def test_tool_calls_run_in_parallel_through_the_worker(celery_worker, org, member, client_for, echo_toolset):
+def test_tool_calls_run_in_parallel_through_the_worker(
+    celery_worker, org, member, client_for, echo_toolset
+):
     agent = published_agent(org, capabilities=[{"id": "planning"}])
     client = client_for(member, org)
 
@@ -74,14 +82,21 @@ def test_tool_calls_run_in_parallel_through_the_worker(celery_worker, org, membe
 
 
 @pytest.mark.django_db(transaction=True)
-def test_cancel_stops_a_running_run_which_still_books_what_it_spent(celery_worker, org, member, client_for, slow_ping):
+def test_cancel_stops_a_running_run_which_still_books_what_it_spent(
+    celery_worker, org, member, client_for, slow_ping
+):
     agent = published_agent(org, capabilities=[{"id": "planning"}], limits={"max_steps": 200})
     client = client_for(member, org)
-    run_id = client.post("/api/v1/runs/", {"agent_id": agent.pk, "input": "/steps 100"}, format="json").json()["id"]
+    run_id = client.post(
+        "/api/v1/runs/", {"agent_id": agent.pk, "input": "/steps 100"}, format="json"
+    ).json()["id"]
     wait_for(run_id, statuses={"running"})
     # Let it make a couple of requests first.
     deadline = time.monotonic() + 20
-    while not LedgerEntry.objects.filter(ledger__run_id=run_id).count() >= 2 and time.monotonic() < deadline:
+    while (
+        not LedgerEntry.objects.filter(ledger__run_id=run_id).count() >= 2
+        and time.monotonic() < deadline
+    ):
         time.sleep(0.05)
 
     response = client.post(f"/api/v1/runs/{run_id}/cancel/")

@@ -239,7 +239,9 @@ def test_no_credentials_and_a_bad_key_are_refused(org, member, agent):
         )
         bad_key = await handshake(socket(f"/ws/runs/{run.pk}/", "agos_not-a-key"))
         bad_cursor = await handshake(
-            socket(f"/ws/runs/{run.pk}/?after=x", await database_sync_to_async(key_for)(member, org))
+            socket(
+                f"/ws/runs/{run.pk}/?after=x", await database_sync_to_async(key_for)(member, org)
+            )
         )
         return anonymous, bad_key, bad_cursor
 
@@ -535,7 +537,9 @@ def test_frames_sent_together_are_numbered_in_order_and_every_reply_is_read(org,
     assert not frames._unacknowledged
 
 
-def test_held_frames_keep_their_number_and_go_out_with_the_next_write_or_the_flush(org, member, agent):
+def test_held_frames_keep_their_number_and_go_out_with_the_next_write_or_the_flush(
+    org, member, agent
+):
     run = queued_run(member, org, agent)
     reset_frames(run.pk)
     frames = FramePublisher(run.pk)

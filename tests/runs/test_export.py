@@ -38,19 +38,24 @@ def test_needs_both_ends_of_the_window(org, builder, client_for, history):
     assert "started_from" not in response.json()
 
 
-def test_the_gate_is_runs_view_and_the_neighbour_never_leaks(org, member, builder, client_for, history):
+def test_the_gate_is_runs_view_and_the_neighbour_never_leaks(
+    org, member, builder, client_for, history
+):
     assert client_for(member, org).get(f"/api/v1/runs/export/?{WINDOW}").status_code == 403
     rows = _rows(client_for(builder, org).get(f"/api/v1/runs/export/?{WINDOW}"))
     ids = {int(row["id"]) for row in rows}
     assert history.other_org_run.pk not in ids
     in_window = [
-        r for r in history.top_level
+        r
+        for r in history.top_level
         if r.started_at and BASE <= r.started_at < dt.datetime(2025, 4, 1, tzinfo=dt.UTC)
     ]
     assert ids == {r.pk for r in in_window}
 
 
-def test_top_level_by_default_and_parent_run_id_says_which_rows_would_count_twice(org, builder, client_for, history):
+def test_top_level_by_default_and_parent_run_id_says_which_rows_would_count_twice(
+    org, builder, client_for, history
+):
     client = client_for(builder, org)
     default = _rows(client.get(f"/api/v1/runs/export/?{WINDOW}"))
     assert all(row["parent_run_id"] == "" for row in default)
@@ -68,9 +73,17 @@ def test_people_are_only_ids_and_partial_cost_is_its_own_column(org, builder, cl
 def test_a_formula_in_a_label_is_neutralised(org, builder, client_for):
     agent = published_agent(org)
     Run.objects.create(
-        organization=org, agent=agent, agent_version=agent.current_version, user=builder, surface="api",
-        status="completed", input="x", model_label="=HYPERLINK(\"http://evil\")",
-        started_at=BASE, ended_at=BASE + dt.timedelta(seconds=1), cost_usd=Decimal("0.01"),
+        organization=org,
+        agent=agent,
+        agent_version=agent.current_version,
+        user=builder,
+        surface="api",
+        status="completed",
+        input="x",
+        model_label='=HYPERLINK("http://evil")',
+        started_at=BASE,
+        ended_at=BASE + dt.timedelta(seconds=1),
+        cost_usd=Decimal("0.01"),
     )
     (row,) = _rows(client_for(builder, org).get(f"/api/v1/runs/export/?{WINDOW}"))
     assert row["model_label"].startswith("'=HYPERLINK")
@@ -80,8 +93,14 @@ def test_more_than_ten_thousand_rows_is_refused_with_the_count(org, builder, cli
     agent = published_agent(org)
     Run.objects.bulk_create(
         Run(
-            organization=org, agent=agent, agent_version=agent.current_version, user=builder, surface="api",
-            status="completed", input="x", started_at=BASE + dt.timedelta(seconds=i),
+            organization=org,
+            agent=agent,
+            agent_version=agent.current_version,
+            user=builder,
+            surface="api",
+            status="completed",
+            input="x",
+            started_at=BASE + dt.timedelta(seconds=i),
             ended_at=BASE + dt.timedelta(seconds=i + 1),
         )
         for i in range(10_001)
@@ -104,15 +123,22 @@ def test_the_export_is_audited_with_window_filters_and_row_count(org, builder, c
 def test_the_own_floor_overwrites_a_user_id_instead_of_widening_it(org, member, builder, history):
     # No built-in role reaches this (the gate is runs:view); the floor is there for when one does.
     result = runs_export(
-        user=member, organization=org,
-        params={"started_from": "2025-03-01", "started_to": "2025-03-31", "user_id": [str(builder.pk)]},
+        user=member,
+        organization=org,
+        params={
+            "started_from": "2025-03-01",
+            "started_to": "2025-03-31",
+            "user_id": [str(builder.pk)],
+        },
         surface="api",
     )
     rows = list(csv.DictReader(io.StringIO(result.body.decode())))
     assert rows and {row["user_id"] for row in rows} == {str(member.pk)}
 
 
-def test_activity_downloads_the_filtered_history_and_explains_a_refusal(client, org, builder, member, history):
+def test_activity_downloads_the_filtered_history_and_explains_a_refusal(
+    client, org, builder, member, history
+):
     client.force_login(builder)
     page = client.get(f"/activity/?{WINDOW}&status=completed").content.decode()
     assert 'id="download-csv"' in page

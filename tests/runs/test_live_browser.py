@@ -17,8 +17,6 @@ from .live import asgi_server  # noqa: F401  (fixture)
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-
-
 def sign_in(page, base, user):
     page.goto(f"{base}/login/")
     page.fill("input[name=username]", user.email)

@@ -18,7 +18,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_a_real_client_follows_a_run_and_resumes_after_reconnecting(
-    asgi_server, celery_worker, org, member, client_for  # noqa: F811
+    asgi_server,  # noqa: F811  (fixture)
+    celery_worker,
+    org,
+    member,
+    client_for,  # noqa: F811
 ):
     agent = published_agent(org)
     _, key = api_key_create(actor=None, organization=org, user=member, name="ws")
@@ -64,7 +68,11 @@ def test_a_real_client_follows_a_run_and_resumes_after_reconnecting(
 
 
 def test_the_real_server_refuses_another_organizations_run(
-    asgi_server, org, other_org, member, outsider  # noqa: F811
+    asgi_server,  # noqa: F811  (fixture)
+    org,
+    other_org,
+    member,
+    outsider,  # noqa: F811
 ):
     from websockets.exceptions import ConnectionClosed
 

@@ -27,8 +27,16 @@ def server(allow_local_model_requests):
 
 
 def agent_on(org, server, model_name, owner, **spec):
-    secret = secret_create(actor=owner, organization=org, name=f"key-{model_name}", purpose="openai_compatible", value="sk-local-test-key-1234")
-    profile = compatible_profile(org, base_url=server.base_url, model_name=model_name, secret=secret)
+    secret = secret_create(
+        actor=owner,
+        organization=org,
+        name=f"key-{model_name}",
+        purpose="openai_compatible",
+        value="sk-local-test-key-1234",
+    )
+    profile = compatible_profile(
+        org, base_url=server.base_url, model_name=model_name, secret=secret
+    )
     return published_agent(org, model_profile_id=profile.pk, **spec)
 
 
@@ -38,7 +46,9 @@ def test_a_run_through_celery_streams_from_the_server_with_tool_calls_and_priced
 ):
     agent = agent_on(org, server, "gpt-4o-mini", owner, capabilities=[{"id": echo_toolset}])
 
-    response = client_for(member, org).post("/api/v1/runs/", {"agent_id": agent.pk, "input": "use echo please"}, format="json")
+    response = client_for(member, org).post(
+        "/api/v1/runs/", {"agent_id": agent.pk, "input": "use echo please"}, format="json"
+    )
     run = wait_for(response.json()["id"])
 
     assert run.status == "completed", run.error
@@ -46,19 +56,24 @@ def test_a_run_through_celery_streams_from_the_server_with_tool_calls_and_priced
     assert run.model_provider == "openai_compatible" and run.model_name == "gpt-4o-mini"
     assert all(request["stream"] is True for request in server.requests)
     assert server.requests[0]["tools"][0]["function"]["name"] in {"echo", "ping"}
-    assert {k.lower(): v for k, v in server.headers[0].items()}["authorization"] == "Bearer sk-local-test-key-1234"
+    assert {k.lower(): v for k, v in server.headers[0].items()}[
+        "authorization"
+    ] == "Bearer sk-local-test-key-1234"
     assert run.request_count == 2
     assert (run.input_tokens, run.output_tokens) == (10 * 2 + 10 * 4, 10)
-    expected = price_usage("openai_compatible", "gpt-4o-mini", 20, 5).cost_usd + price_usage(
-        "openai_compatible", "gpt-4o-mini", 40, 5
-    ).cost_usd
+    expected = (
+        price_usage("openai_compatible", "gpt-4o-mini", 20, 5).cost_usd
+        + price_usage("openai_compatible", "gpt-4o-mini", 40, 5).cost_usd
+    )
     assert run.cost_usd == expected > 0 and not run.cost_is_partial
 
 
 @pytest.mark.django_db
 def test_the_plain_non_streamed_path_returns_tool_calls_and_usage(server, org, owner):
     agent = agent_on(org, server, "gpt-4o-mini", owner)
-    handle = build_model(ModelProfile.objects.get(pk=agent.current_version.spec["model_profile_id"]))
+    handle = build_model(
+        ModelProfile.objects.get(pk=agent.current_version.spec["model_profile_id"])
+    )
     bare = Agent(handle.model)
 
     @bare.tool_plain
@@ -75,7 +90,9 @@ def test_the_plain_non_streamed_path_returns_tool_calls_and_usage(server, org, o
 
 
 @pytest.mark.django_db
-def test_an_unknown_model_is_booked_at_zero_and_the_run_is_partial_everywhere(server, org, owner, member):
+def test_an_unknown_model_is_booked_at_zero_and_the_run_is_partial_everywhere(
+    server, org, owner, member
+):
     agent = agent_on(org, server, "house-model-7b", owner)
     run = queued_run(member, org, agent, "hello")
 
@@ -95,7 +112,9 @@ def test_an_unknown_model_is_booked_at_zero_and_the_run_is_partial_everywhere(se
 def test_a_provider_error_fails_the_run_with_a_clean_sentence_and_its_spend_recorded(
     status, server, org, owner, member, echo_toolset, caplog
 ):
-    agent = agent_on(org, server, f"gpt-4o-mini-{status}", owner, capabilities=[{"id": echo_toolset}])
+    agent = agent_on(
+        org, server, f"gpt-4o-mini-{status}", owner, capabilities=[{"id": echo_toolset}]
+    )
     run = queued_run(member, org, agent, "go")
 
     with caplog.at_level(logging.WARNING, logger="apps.runs.runner"):

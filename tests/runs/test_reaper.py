@@ -17,11 +17,15 @@ from .factories import book_spend, published_agent, queued_run
 
 
 def aged(run, status, hours):
-    Run.objects.filter(pk=run.pk).update(status=status, last_transition_at=timezone.now() - dt.timedelta(hours=hours))
+    Run.objects.filter(pk=run.pk).update(
+        status=status, last_transition_at=timezone.now() - dt.timedelta(hours=hours)
+    )
 
 
 @pytest.mark.django_db
-def test_runs_left_running_or_queued_past_the_threshold_are_failed_with_the_sweeps_sentence(org, member, settings):
+def test_runs_left_running_or_queued_past_the_threshold_are_failed_with_the_sweeps_sentence(
+    org, member, settings
+):
     settings.STALE_RUN_REAPED_AFTER_HOURS = 6
     agent = published_agent(org)
     dead = queued_run(member, org, agent)
@@ -93,7 +97,9 @@ def test_a_reaped_run_keeps_what_its_ledger_booked_as_a_floor_and_its_reservatio
     run.refresh_from_db()
     assert run.status == "failed"
     assert Decimal("0.5") <= run.cost_usd < Decimal("0.5001") and run.cost_is_partial
-    assert set(BudgetCounter.objects.filter(organization=org).values_list("reserved_usd", flat=True)) == {Decimal("0")}
+    assert set(
+        BudgetCounter.objects.filter(organization=org).values_list("reserved_usd", flat=True)
+    ) == {Decimal("0")}
 
 
 @pytest.mark.django_db

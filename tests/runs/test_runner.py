@@ -95,7 +95,10 @@ def test_max_steps_stops_the_run_with_a_clear_outcome_and_its_spend_recorded(org
 
     assert run.status == "failed"
     assert run.stop_reason == "step_limit"
-    assert run.error == "The run stopped at its step limit of 3 model requests (limits.max_steps) before answering."
+    assert (
+        run.error
+        == "The run stopped at its step limit of 3 model requests (limits.max_steps) before answering."
+    )
     assert run.request_count == 3
     assert run.cost_usd > 0 and run.cost_usd == Ledger.objects.get(run=run).cost_usd
     assert run.ended_at is not None
@@ -110,11 +113,19 @@ def test_a_conversation_continues_with_its_history_and_its_turns_sum_to_their_ru
 
     assert second.conversation_id == first.conversation_id
     history = ModelMessagesTypeAdapter.validate_python(second.transcript)
-    prompts = [p.content for m in history if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, UserPromptPart)]
+    prompts = [
+        p.content
+        for m in history
+        if isinstance(m, ModelRequest)
+        for p in m.parts
+        if isinstance(p, UserPromptPart)
+    ]
     assert prompts == ["first message", "second message"]
     turns = Message.objects.filter(conversation=first.conversation).order_by("created_at", "pk")
     assert [t.role for t in turns] == ["user", "assistant", "user", "assistant"]
-    assert sum(t.cost_usd for t in turns if t.role == "assistant") == first.cost_usd + second.cost_usd
+    assert (
+        sum(t.cost_usd for t in turns if t.role == "assistant") == first.cost_usd + second.cost_usd
+    )
 
 
 @pytest.mark.django_db
@@ -126,7 +137,9 @@ def test_a_resumed_run_writes_a_second_turn_holding_only_its_own_share(org, memb
     Run.objects.filter(pk=run.pk).update(status="awaiting_approval")
     history = ModelMessagesTypeAdapter.validate_python(run.transcript)
     history.append(ModelRequest(parts=[UserPromptPart("after the approval")]))
-    Run.objects.filter(pk=run.pk).update(transcript=ModelMessagesTypeAdapter.dump_python(history, mode="json"))
+    Run.objects.filter(pk=run.pk).update(
+        transcript=ModelMessagesTypeAdapter.dump_python(history, mode="json")
+    )
 
     execute_run(run.pk, resume=True)
 
@@ -150,7 +163,11 @@ def test_an_archived_agent_fails_the_run_with_a_sentence(org, member):
     execute_run(run.pk)
 
     run.refresh_from_db()
-    assert (run.status, run.stop_reason, run.error) == ("failed", "not_runnable", "The agent is archived.")
+    assert (run.status, run.stop_reason, run.error) == (
+        "failed",
+        "not_runnable",
+        "The agent is archived.",
+    )
     assert run.cost_usd == Decimal("0")
 
 
@@ -204,9 +221,18 @@ def test_every_frame_a_run_sends_matches_its_typed_definition(org, member, echo_
     run = run_now(member, org, agent, '/call echo {"text": "one"}')
 
     frames = frames_after(run.pk)
-    assert {frame["type"] for frame in frames} >= {"run_started", "tool_call", "tool_result", "cost", "run_finished"}
+    assert {frame["type"] for frame in frames} >= {
+        "run_started",
+        "tool_call",
+        "tool_result",
+        "cost",
+        "run_finished",
+    }
     for frame in frames:
         definition = typed[frame["type"]]
         declared = set(get_type_hints(definition)) | {"seq", "run_id"}
         assert set(frame) <= declared, (frame["type"], set(frame) - declared)
-        assert definition.__required_keys__ <= set(frame), (frame["type"], definition.__required_keys__ - set(frame))
+        assert definition.__required_keys__ <= set(frame), (
+            frame["type"],
+            definition.__required_keys__ - set(frame),
+        )

@@ -35,7 +35,9 @@ def wait_all(run_ids, *, timeout: float) -> list[Run]:
             return runs
         time.sleep(0.1)
     unfinished = Run.objects.filter(pk__in=run_ids).exclude(status__in=TERMINAL_STATUSES)
-    raise AssertionError(f"{unfinished.count()} runs unfinished after {timeout}s: {list(unfinished.values_list('status', flat=True))[:5]}")
+    raise AssertionError(
+        f"{unfinished.count()} runs unfinished after {timeout}s: {list(unfinished.values_list('status', flat=True))[:5]}"
+    )
 
 
 def wait_status(run_id, status: str, *, timeout: float) -> Run:
@@ -60,7 +62,9 @@ def provider():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_hundred_concurrent_runs_complete_in_one_worker_process_with_their_ledgers(org, member, provider):
+def test_a_hundred_concurrent_runs_complete_in_one_worker_process_with_their_ledgers(
+    org, member, provider
+):
     agent = compatible_agent(org, provider)
     with serving_worker(runs_per_worker=100) as worker, ConnectionPeak(worker) as connections:
         started = time.monotonic()
@@ -122,7 +126,9 @@ def test_cancel_of_one_run_among_fifty_leaves_the_others_untouched(org, member):
     assert cancelled.stop_reason == "cancelled" and cancelled.error == "The run was cancelled."
     others = [run for run in finished if run.pk != target.pk]
     assert {run.status for run in others} == {"completed"}
-    assert all(run.request_count == Ledger.objects.get(run=run).request_count == 1 for run in others)
+    assert all(
+        run.request_count == Ledger.objects.get(run=run).request_count == 1 for run in others
+    )
     assert all(run.cancel_requested_at is None for run in others)
 
 
@@ -142,11 +148,16 @@ def test_a_hung_provider_ends_its_run_failed_at_the_timeout_while_others_complet
         with serving_worker(runs_per_worker=50):
             hung = queued_run(member, org, hung_agent, "anyone there?")
             others = [queued_run(member, org, agent, f"question {n}") for n in range(10)]
-            finished = {run.pk: run for run in wait_all([hung.pk, *(run.pk for run in others)], timeout=60)}
+            finished = {
+                run.pk: run for run in wait_all([hung.pk, *(run.pk for run in others)], timeout=60)
+            }
 
     stuck = finished[hung.pk]
     assert stuck.status == "failed" and stuck.stop_reason == "provider_error"
-    assert stuck.error == "The model provider did not answer within 2 seconds (the model profile's request timeout)."
+    assert (
+        stuck.error
+        == "The model provider did not answer within 2 seconds (the model profile's request timeout)."
+    )
     assert 2 <= (stuck.ended_at - stuck.started_at).total_seconds() < 6
     assert all(finished[run.pk].status == "completed" for run in others)
     # The others were not held behind it: they ended before its timeout did.
@@ -154,7 +165,9 @@ def test_a_hung_provider_ends_its_run_failed_at_the_timeout_while_others_complet
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_sigkilled_workers_runs_are_ended_by_the_lease_sweep_with_their_committed_spend(org, member):
+def test_a_sigkilled_workers_runs_are_ended_by_the_lease_sweep_with_their_committed_spend(
+    org, member
+):
     agent = published_agent(org, limits={"max_steps": 500})
     with serving_worker(runs_per_worker=10, env={"RUN_LEASE_SECONDS": "3"}) as worker:
         swept = queued_run(member, org, agent, "/steps 499")
@@ -164,7 +177,11 @@ def test_a_sigkilled_workers_runs_are_ended_by_the_lease_sweep_with_their_commit
         deadline = time.monotonic() + 30
         while Ledger.objects.filter(run__in=[swept, cancelled], request_count__gte=3).count() < 2:
             assert time.monotonic() < deadline, (
-                list(Run.objects.filter(pk__in=[swept.pk, cancelled.pk]).values("status", "error", "request_count")),
+                list(
+                    Run.objects.filter(pk__in=[swept.pk, cancelled.pk]).values(
+                        "status", "error", "request_count"
+                    )
+                ),
                 list(Ledger.objects.filter(run__in=[swept, cancelled]).values("request_count")),
                 worker.log[-3000:],
             )
@@ -183,7 +200,10 @@ def test_a_sigkilled_workers_runs_are_ended_by_the_lease_sweep_with_their_commit
     services.run_cancel(actor=member, run=Run.objects.get(pk=cancelled.pk))
     ended = Run.objects.get(pk=cancelled.pk)
     ledger = Ledger.objects.get(run=cancelled)
-    assert ended.status == "cancelled" and ended.error == "The run was cancelled; the worker running it had stopped."
+    assert (
+        ended.status == "cancelled"
+        and ended.error == "The run was cancelled; the worker running it had stopped."
+    )
     assert ended.cost_usd == ledger.cost_usd > 0 and ended.request_count == ledger.request_count
 
     assert services.runs_sweep_lapsed_leases() == 1
@@ -192,7 +212,12 @@ def test_a_sigkilled_workers_runs_are_ended_by_the_lease_sweep_with_their_commit
     assert failed.status == "failed" and failed.stop_reason == "worker_lost"
     assert failed.error.startswith("The worker running this run stopped")
     # Every request committed before the kill is on the row: a floor, marked partial.
-    assert failed.request_count == ledger.request_count == LedgerEntry.objects.filter(ledger=ledger).count() >= 3
+    assert (
+        failed.request_count
+        == ledger.request_count
+        == LedgerEntry.objects.filter(ledger=ledger).count()
+        >= 3
+    )
     assert failed.cost_usd == ledger.cost_usd > 0 and failed.cost_is_partial
     assert (failed.ended_at - killed_at).total_seconds() < 60
     # The dead run's reservation is no longer held on the counters.

@@ -42,7 +42,11 @@ class WorkerProcess:
         }
         self._log_file = self._log.open("wb")
         self.process = subprocess.Popen(
-            command, env=environ, stdout=self._log_file, stderr=subprocess.STDOUT, start_new_session=True
+            command,
+            env=environ,
+            stdout=self._log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
 
     @property
@@ -55,9 +59,13 @@ class WorkerProcess:
             if " ready." in self.log:
                 return
             if self.process.poll() is not None:
-                raise AssertionError(f"the worker exited with {self.process.returncode}:\n{self.log[-4000:]}")
+                raise AssertionError(
+                    f"the worker exited with {self.process.returncode}:\n{self.log[-4000:]}"
+                )
             time.sleep(0.1)
-        raise AssertionError(f"the worker was not ready after {READY_SECONDS}s:\n{self.log[-4000:]}")
+        raise AssertionError(
+            f"the worker was not ready after {READY_SECONDS}s:\n{self.log[-4000:]}"
+        )
 
     def kill(self) -> None:
         """SIGKILL: no shutdown, no booking — a machine that lost power."""
@@ -78,7 +86,10 @@ class WorkerProcess:
     def connections(self) -> int:
         """PostgreSQL connections this worker process holds right now."""
         with connection.cursor() as cursor:
-            cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", [self.application_name])
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
+                [self.application_name],
+            )
             return cursor.fetchone()[0]
 
 

@@ -45,7 +45,10 @@ def test_the_agent_cap_binds_on_its_own_and_the_refusal_names_it(org, member):
     assert run.budget_refusal["scope"] == "agent"
     assert run.budget_refusal["limit_usd"] == "5.00"
     assert Decimal("5") <= Decimal(run.budget_refusal["spent_usd"]) < Decimal("5.0001")
-    assert run.error == "This agent's monthly budget of $5.00 is used up: $5.0001 spent this month (UTC)."
+    assert (
+        run.error
+        == "This agent's monthly budget of $5.00 is used up: $5.0001 spent this month (UTC)."
+    )
     # Refused before the request, not after: nothing was sent, nothing was spent.
     assert run.request_count == 0 and run.cost_usd == 0
 
@@ -92,7 +95,9 @@ def test_an_agent_cannot_loosen_the_organization_cap(org, member):
 def test_ingestion_spend_counts_against_the_organization_cap(org, member):
     set_org_cap(org, "1")
     # An ingestion job spending about $1.5 on an offline-priced embedding model.
-    ingestion_charge_record(organization=org, provider="offline", model_name="offline", input_tokens=500_000)
+    ingestion_charge_record(
+        organization=org, provider="offline", model_name="offline", input_tokens=500_000
+    )
 
     run = run_now(member, org, published_agent(org))
 

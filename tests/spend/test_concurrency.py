@@ -52,7 +52,9 @@ def test_concurrent_runs_against_a_cap_one_request_away_make_one_request_in_all(
 
     run_all_at_once(runs)
 
-    statuses = sorted(Run.objects.filter(pk__in=[r.pk for r in runs]).values_list("status", flat=True))
+    statuses = sorted(
+        Run.objects.filter(pk__in=[r.pk for r in runs]).values_list("status", flat=True)
+    )
     assert statuses.count("completed") == 1
     assert statuses.count("budget_exceeded") == RUNS - 1
     assert LedgerEntry.objects.filter(ledger__run__in=runs).count() == 1
@@ -80,4 +82,7 @@ def test_concurrent_multi_step_runs_overshoot_the_cap_by_at_most_one_request(org
     assert counter.reserved_usd == 0
     assert counter.committed_usd == sum(entries.values_list("cost_usd", flat=True))
     assert Decimal("1") <= counter.committed_usd <= Decimal("1") + largest
-    assert Run.objects.filter(pk__in=[r.pk for r in runs], status="budget_exceeded").count() >= RUNS - 1
+    assert (
+        Run.objects.filter(pk__in=[r.pk for r in runs], status="budget_exceeded").count()
+        >= RUNS - 1
+    )

@@ -153,7 +153,9 @@ def test_a_run_crossing_into_a_new_month_moves_what_it_holds_to_the_new_months_c
 ):
     meter = meter_for(org, member, org_limit=Decimal("10"))
     async_to_sync(meter.reserve)(Decimal("0.01"))
-    async_to_sync(meter.settle)(tool_call_response(), Decimal("0.02"))  # 0.02 held ahead, this month
+    async_to_sync(meter.settle)(
+        tool_call_response(), Decimal("0.02")
+    )  # 0.02 held ahead, this month
     this_month = month_of()
     next_month = (this_month + timedelta(days=32)).replace(day=1)
     monkeypatch.setattr(services, "month_of", lambda moment=None: next_month)

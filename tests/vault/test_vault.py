@@ -16,7 +16,9 @@ VALUE = "sk-test-0123456789abcdefXYZW"
 
 
 def test_the_value_is_encrypted_at_rest_and_reveals_for_the_runner(org, owner):
-    secret = secret_create(actor=owner, organization=org, name="OpenAI", purpose="openai", value=VALUE)
+    secret = secret_create(
+        actor=owner, organization=org, name="OpenAI", purpose="openai", value=VALUE
+    )
     stored = bytes(Secret.objects.get(pk=secret.pk).ciphertext)
     assert VALUE.encode() not in stored
     assert secret_reveal(secret) == VALUE
@@ -27,7 +29,11 @@ def test_the_value_is_encrypted_at_rest_and_reveals_for_the_runner(org, owner):
 def test_api_is_write_only_and_audited_without_the_value(org, owner, client_for, caplog):
     client = client_for(owner, org)
     with caplog.at_level(logging.DEBUG):
-        created = client.post("/api/v1/secrets/", {"name": "OpenAI", "purpose": "openai", "value": VALUE}, format="json")
+        created = client.post(
+            "/api/v1/secrets/",
+            {"name": "OpenAI", "purpose": "openai", "value": VALUE},
+            format="json",
+        )
     assert created.status_code == 201
     assert "value" not in created.json() and VALUE not in created.content.decode()
     listing = client.get("/api/v1/secrets/")
@@ -37,19 +43,34 @@ def test_api_is_write_only_and_audited_without_the_value(org, owner, client_for,
     assert VALUE not in str(entry.details)
     assert VALUE not in caplog.text
 
-    rotated = client.post(f"/api/v1/secrets/{created.json()['id']}/rotate/", {"value": "sk-new-value-000000009999"}, format="json")
+    rotated = client.post(
+        f"/api/v1/secrets/{created.json()['id']}/rotate/",
+        {"value": "sk-new-value-000000009999"},
+        format="json",
+    )
     assert rotated.status_code == 200 and rotated.json()["hint"] == "9999"
     assert AuditEntry.objects.filter(action="secret.rotate").count() == 1
 
 
 def test_tenancy_triplet(org, other_org, owner, member, outsider, client_for):
-    theirs = secret_create(actor=outsider, organization=other_org, name="Theirs", purpose="openai", value=VALUE)
+    theirs = secret_create(
+        actor=outsider, organization=other_org, name="Theirs", purpose="openai", value=VALUE
+    )
     assert client_for(member, org).get("/api/v1/secrets/").status_code == 403
-    assert client_for(member, org).post("/api/v1/secrets/", {"name": "x", "purpose": "openai", "value": "y"}, format="json").status_code == 403
+    assert (
+        client_for(member, org)
+        .post("/api/v1/secrets/", {"name": "x", "purpose": "openai", "value": "y"}, format="json")
+        .status_code
+        == 403
+    )
     owner_client = client_for(owner, org)
     assert owner_client.get("/api/v1/secrets/").status_code == 200
-    foreign = owner_client.post(f"/api/v1/secrets/{theirs.pk}/rotate/", {"value": "hijack"}, format="json")
-    missing = owner_client.post("/api/v1/secrets/999999/rotate/", {"value": "hijack"}, format="json")
+    foreign = owner_client.post(
+        f"/api/v1/secrets/{theirs.pk}/rotate/", {"value": "hijack"}, format="json"
+    )
+    missing = owner_client.post(
+        "/api/v1/secrets/999999/rotate/", {"value": "hijack"}, format="json"
+    )
     assert foreign.status_code == missing.status_code == 404
     assert foreign.json() == missing.json()
     assert owner_client.delete(f"/api/v1/secrets/{theirs.pk}/").status_code == 404
@@ -57,13 +78,19 @@ def test_tenancy_triplet(org, other_org, owner, member, outsider, client_for):
 
 
 def test_bad_input_is_a_422_naming_the_field(org, owner, client_for):
-    response = client_for(owner, org).post("/api/v1/secrets/", {"name": "x", "purpose": "nonsense", "value": "v"}, format="json")
+    response = client_for(owner, org).post(
+        "/api/v1/secrets/", {"name": "x", "purpose": "nonsense", "value": "v"}, format="json"
+    )
     assert response.status_code == 422 and "purpose" in response.json()
 
 
 def test_a_key_a_model_profile_uses_cannot_be_deleted(org, owner, client_for):
-    secret = secret_create(actor=owner, organization=org, name="OpenAI", purpose="openai", value=VALUE)
-    ModelProfile.objects.create(organization=org, label="GPT", provider="openai", model_name="gpt-4o", secret=secret)
+    secret = secret_create(
+        actor=owner, organization=org, name="OpenAI", purpose="openai", value=VALUE
+    )
+    ModelProfile.objects.create(
+        organization=org, label="GPT", provider="openai", model_name="gpt-4o", secret=secret
+    )
     response = client_for(owner, org).delete(f"/api/v1/secrets/{secret.pk}/")
     assert response.status_code == 422
     assert Secret.objects.filter(pk=secret.pk).exists()
@@ -73,9 +100,15 @@ def test_a_key_a_model_profile_uses_cannot_be_deleted(org, owner, client_for):
 def test_typing_a_key_while_impersonating_is_refused(client, app_admin, owner, org):
     client.force_login(app_admin)
     client.post("/audit/impersonate/", {"email": owner.email, "reason": "support ticket"})
-    api = client.post("/api/v1/secrets/", {"name": "OpenAI", "purpose": "openai", "value": VALUE}, content_type="application/json")
+    api = client.post(
+        "/api/v1/secrets/",
+        {"name": "OpenAI", "purpose": "openai", "value": VALUE},
+        content_type="application/json",
+    )
     assert api.status_code == 403
-    console = client.post("/settings/keys/", {"name": "OpenAI", "purpose": "openai", "value": VALUE})
+    console = client.post(
+        "/settings/keys/", {"name": "OpenAI", "purpose": "openai", "value": VALUE}
+    )
     assert console.status_code == 403
     assert not Secret.objects.exists()
 

@@ -19,8 +19,15 @@ class AgentListSerializer(serializers.ModelSerializer):
     class Meta:
         model = Agent
         fields = [
-            "id", "name", "description", "status", "is_template", "current_version",
-            "budget_monthly_usd", "created_at", "updated_at",
+            "id",
+            "name",
+            "description",
+            "status",
+            "is_template",
+            "current_version",
+            "budget_monthly_usd",
+            "created_at",
+            "updated_at",
         ]
 
     def get_current_version(self, agent) -> int | None:
@@ -31,7 +38,9 @@ class AgentListSerializer(serializers.ModelSerializer):
 
 
 class AgentDetailSerializer(AgentListSerializer):
-    spec = serializers.JSONField(source="draft_spec", help_text="The draft spec (what PATCH changes).")
+    spec = serializers.JSONField(
+        source="draft_spec", help_text="The draft spec (what PATCH changes)."
+    )
     published_spec = serializers.SerializerMethodField()
     permissions = serializers.SerializerMethodField()
 
@@ -50,7 +59,9 @@ class AgentDetailSerializer(AgentListSerializer):
 
 class AgentCreateSerializer(StrictJSONMixin, serializers.Serializer):
     name = serializers.CharField(max_length=120)
-    description = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+    description = serializers.CharField(
+        max_length=500, required=False, allow_blank=True, default=""
+    )
     spec = SafeJSONField(required=False, help_text="Omit for New agent: the AgenticOS template.")
 
 
@@ -71,7 +82,16 @@ class AgentVersionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = AgentVersion
-        fields = ["id", "agent_id", "number", "spec", "budget_monthly_usd", "published_by", "published_at", "note"]
+        fields = [
+            "id",
+            "agent_id",
+            "number",
+            "spec",
+            "budget_monthly_usd",
+            "published_by",
+            "published_at",
+            "note",
+        ]
 
     def get_published_by(self, version) -> str | None:
         return version.published_by.email if version.published_by_id else None
@@ -95,8 +115,18 @@ class ModelProfileSerializer(StrictJSONMixin, serializers.ModelSerializer):
     class Meta:
         model = ModelProfile
         fields = [
-            "id", "label", "provider", "model_name", "base_url", "secret_id", "has_secret",
-            "context_window", "request_timeout_seconds", "is_default", "is_offline", "created_at",
+            "id",
+            "label",
+            "provider",
+            "model_name",
+            "base_url",
+            "secret_id",
+            "has_secret",
+            "context_window",
+            "request_timeout_seconds",
+            "is_default",
+            "is_offline",
+            "created_at",
         ]
         read_only_fields = ["id", "created_at"]
         extra_kwargs = {"provider": {"choices": Provider.choices}}

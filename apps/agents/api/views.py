@@ -90,7 +90,9 @@ def _bool_param(request, name: str) -> bool:
         request=PublishSerializer,
         responses={201: AgentVersionSerializer, 422: PUBLISH_REFUSED},
     ),
-    versions=extend_schema(parameters=[AGENT_ID], responses={200: AgentVersionSerializer(many=True)}),
+    versions=extend_schema(
+        parameters=[AGENT_ID], responses={200: AgentVersionSerializer(many=True)}
+    ),
     tools=extend_schema(
         parameters=[AGENT_ID, OpenApiParameter("draft", bool)],
         responses={200: OpenApiTypes.OBJECT},
@@ -124,7 +126,9 @@ class AgentViewSet(viewsets.ViewSet):
 
     def list(self, request):
         agents = selectors.agents_visible_to(
-            request.user, request.organization, include_archived=_bool_param(request, "include_archived")
+            request.user,
+            request.organization,
+            include_archived=_bool_param(request, "include_archived"),
         )
         return Response(AgentListSerializer(agents, many=True).data)
 
@@ -140,8 +144,11 @@ class AgentViewSet(viewsets.ViewSet):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         agent = services.agent_create(
-            actor=request.user, organization=request.organization, name=values["name"],
-            description=values.get("description", ""), spec=values.get("spec"),
+            actor=request.user,
+            organization=request.organization,
+            name=values["name"],
+            description=values.get("description", ""),
+            spec=values.get("spec"),
         )
         agent.refresh_from_db()
         return Response(self._detail(agent), status=status.HTTP_201_CREATED)
@@ -163,10 +170,13 @@ class AgentViewSet(viewsets.ViewSet):
         data = PublishSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            version = services.agent_publish(actor=request.user, agent=agent, note=data.validated_data["note"])
+            version = services.agent_publish(
+                actor=request.user, agent=agent, note=data.validated_data["note"]
+            )
         except PublishRefused as refused:
             return Response(
-                {"errors": [e.as_dict() for e in refused.errors]}, status=status.HTTP_422_UNPROCESSABLE_ENTITY
+                {"errors": [e.as_dict() for e in refused.errors]},
+                status=status.HTTP_422_UNPROCESSABLE_ENTITY,
             )
         return Response(AgentVersionSerializer(version).data, status=status.HTTP_201_CREATED)
 
@@ -184,7 +194,9 @@ class AgentViewSet(viewsets.ViewSet):
         elif agent.current_version_id:
             spec = agent.current_version.spec
         else:
-            raise UnprocessableEntity({"draft": ["this agent has no published version; ask for ?draft=true"]})
+            raise UnprocessableEntity(
+                {"draft": ["this agent has no published version; ask for ?draft=true"]}
+            )
         return Response(tool_manifest(spec).as_json())
 
     @action(detail=True, methods=["post", "delete"])
@@ -195,7 +207,9 @@ class AgentViewSet(viewsets.ViewSet):
         data.is_valid(raise_exception=True)
         # Only a member of the agent's organization: anyone else is a 404 like a missing id, so
         # walking ids reveals no account (or its email) outside the organization.
-        user = get_object_or_404(members_of(request.organization), pk=data.validated_data["user_id"])
+        user = get_object_or_404(
+            members_of(request.organization), pk=data.validated_data["user_id"]
+        )
         service = services.agent_grant if request.method == "POST" else services.agent_revoke
         service(actor=request.user, agent=agent, user=user, actions=data.validated_data["actions"])
         return Response(self._detail(agent))
@@ -206,7 +220,9 @@ class AgentViewSet(viewsets.ViewSet):
     retrieve=extend_schema(parameters=[PROFILE_ID], responses={200: ModelProfileSerializer}),
     create=extend_schema(request=ModelProfileSerializer, responses={201: ModelProfileSerializer}),
     partial_update=extend_schema(
-        parameters=[PROFILE_ID], request=ModelProfileSerializer, responses={200: ModelProfileSerializer}
+        parameters=[PROFILE_ID],
+        request=ModelProfileSerializer,
+        responses={200: ModelProfileSerializer},
     ),
 )
 class ModelProfileViewSet(viewsets.ViewSet):
@@ -216,7 +232,11 @@ class ModelProfileViewSet(viewsets.ViewSet):
     # Path ids are ASCII digits: "5 ", "²" and "abc" do not route (a 404 like a missing id).
     lookup_value_regex = ID_PATH_PATTERN
 
-    required_permission = {"GET": None, "POST": perms.SETTINGS_MANAGE, "PATCH": perms.SETTINGS_MANAGE}
+    required_permission = {
+        "GET": None,
+        "POST": perms.SETTINGS_MANAGE,
+        "PATCH": perms.SETTINGS_MANAGE,
+    }
 
     def _profile(self, pk):
         try:
@@ -226,7 +246,11 @@ class ModelProfileViewSet(viewsets.ViewSet):
         return get_object_or_404(selectors.model_profiles_for(self.request.organization), pk=pk)
 
     def list(self, request):
-        return Response(ModelProfileSerializer(selectors.model_profiles_for(request.organization), many=True).data)
+        return Response(
+            ModelProfileSerializer(
+                selectors.model_profiles_for(request.organization), many=True
+            ).data
+        )
 
     def retrieve(self, request, pk=None):
         return Response(ModelProfileSerializer(self._profile(pk)).data)
@@ -234,12 +258,16 @@ class ModelProfileViewSet(viewsets.ViewSet):
     def create(self, request):
         data = ModelProfileSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        profile = services.model_profile_create(actor=request.user, organization=request.organization, **data.validated_data)
+        profile = services.model_profile_create(
+            actor=request.user, organization=request.organization, **data.validated_data
+        )
         return Response(ModelProfileSerializer(profile).data, status=status.HTTP_201_CREATED)
 
     def partial_update(self, request, pk=None):
         profile = self._profile(pk)
         data = ModelProfileSerializer(profile, data=request.data, partial=True)
         data.is_valid(raise_exception=True)
-        profile = services.model_profile_update(actor=request.user, profile=profile, **data.validated_data)
+        profile = services.model_profile_update(
+            actor=request.user, profile=profile, **data.validated_data
+        )
         return Response(ModelProfileSerializer(profile).data)

@@ -57,7 +57,11 @@ class ApprovalListView(GenericAPIView):
     filter_backends: list = []
 
     @extend_schema(
-        parameters=[*FILTER_PARAMETERS, OpenApiParameter("limit", int), OpenApiParameter("offset", int)],
+        parameters=[
+            *FILTER_PARAMETERS,
+            OpenApiParameter("limit", int),
+            OpenApiParameter("offset", int),
+        ],
         responses={200: ApprovalPageSerializer},
     )
     def get(self, request):

@@ -75,7 +75,9 @@ _first_tools: dict[tuple[Any, str], Tool] = {}
 _first_tools_lock = threading.Lock()
 
 
-def _add_tool(toolset: FunctionToolset, function, *, name: str, description: str, metadata: dict) -> None:
+def _add_tool(
+    toolset: FunctionToolset, function, *, name: str, description: str, metadata: dict
+) -> None:
     code = getattr(function, "__code__", None)
     first = _first_tools.get((code, name)) if code is not None else None
     if first is None:

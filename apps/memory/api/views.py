@@ -27,17 +27,22 @@ FILE_ID = OpenApiParameter("id", int, OpenApiParameter.PATH, description="The fi
 @extend_schema_view(
     list=extend_schema(responses={200: ContextFileListSerializer(many=True)}),
     retrieve=extend_schema(parameters=[FILE_ID], responses={200: ContextFileSerializer}),
-    create=extend_schema(request=ContextFileWriteSerializer, responses={201: ContextFileSerializer}),
+    create=extend_schema(
+        request=ContextFileWriteSerializer, responses={201: ContextFileSerializer}
+    ),
     update=extend_schema(
-        parameters=[FILE_ID], request=ContextFileWriteSerializer, responses={200: ContextFileSerializer}
+        parameters=[FILE_ID],
+        request=ContextFileWriteSerializer,
+        responses={200: ContextFileSerializer},
     ),
     partial_update=extend_schema(
-        parameters=[FILE_ID], request=ContextFileWriteSerializer, responses={200: ContextFileSerializer}
+        parameters=[FILE_ID],
+        request=ContextFileWriteSerializer,
+        responses={200: ContextFileSerializer},
     ),
     destroy=extend_schema(parameters=[FILE_ID], responses={204: None}),
 )
 class ContextFileViewSet(viewsets.ViewSet):
-
     # Path ids are ASCII digits: "5 ", "²" and "abc" do not route (a 404 like a missing id).
     lookup_value_regex = ID_PATH_PATTERN
     required_permission = {

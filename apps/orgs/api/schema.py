@@ -65,6 +65,7 @@ MOMENT_SCHEMA = {
 def moment_parameter(name: str, description: str) -> OpenApiParameter:
     return OpenApiParameter(name, MOMENT_SCHEMA, description=description)
 
+
 class ApiKeyScheme(OpenApiAuthenticationExtension):
     target_class = ApiKeyAuthentication
     name = "bearerAuth"

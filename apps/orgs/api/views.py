@@ -26,7 +26,11 @@ from .serializers import (
 )
 
 _UNSET = ...
-ORGANIZATION_FIELD_PERMISSIONS = (perms.SETTINGS_MANAGE, perms.BUDGETS_MANAGE, perms.APPROVALS_DECIDE)
+ORGANIZATION_FIELD_PERMISSIONS = (
+    perms.SETTINGS_MANAGE,
+    perms.BUDGETS_MANAGE,
+    perms.APPROVALS_DECIDE,
+)
 
 
 class OrganizationViewSet(
@@ -73,7 +77,6 @@ class OrganizationViewSet(
 
 
 class MembershipViewSet(viewsets.GenericViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin):
-
     # Path ids are ASCII digits: "5 ", "²" and "abc" do not route (a 404 like a missing id).
     lookup_value_regex = ID_PATH_PATTERN
     serializer_class = MembershipSerializer

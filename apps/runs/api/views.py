@@ -155,5 +155,8 @@ class RunExportView(APIView):
     )
     def get(self, request):
         return runs_export(
-            user=request.user, organization=request.organization, params=request.query_params, surface="api"
+            user=request.user,
+            organization=request.organization,
+            params=request.query_params,
+            surface="api",
         ).response()

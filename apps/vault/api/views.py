@@ -35,7 +35,9 @@ class SecretViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
         refuse_while_impersonating(request)
         data = SecretCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        secret = services.secret_create(actor=request.user, organization=request.organization, **data.validated_data)
+        secret = services.secret_create(
+            actor=request.user, organization=request.organization, **data.validated_data
+        )
         return Response(SecretSerializer(secret).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=SecretRotateSerializer, responses={200: SecretSerializer})
@@ -44,7 +46,9 @@ class SecretViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
         refuse_while_impersonating(request)
         data = SecretRotateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        secret = services.secret_rotate(actor=request.user, secret=self.get_object(), **data.validated_data)
+        secret = services.secret_rotate(
+            actor=request.user, secret=self.get_object(), **data.validated_data
+        )
         return Response(SecretSerializer(secret).data)
 
     def destroy(self, request, pk=None):

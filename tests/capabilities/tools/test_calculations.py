@@ -1,6 +1,5 @@
 """code_execution: run_python in pydantic-monty, with per-agent time and memory limits."""
 
-
 from apps.capabilities.tools.calculations import OUTPUT_LIMIT, run_program
 
 from .helpers import build, call, run_agent, tool_returns

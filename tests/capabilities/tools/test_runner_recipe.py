@@ -99,7 +99,10 @@ def test_each_run_calls_its_own_tools_though_their_schemas_are_built_once():
     once per run) and each still reads its own run's files."""
 
     def agent_reading(body: str):
-        return prepare([{"id": "context", "config": {}}], {"context_files": [{"name": "A", "body": body, "mode": "link"}]})
+        return prepare(
+            [{"id": "context", "config": {}}],
+            {"context_files": [{"name": "A", "body": body, "mode": "link"}]},
+        )
 
     def read(agent) -> str:
         result = agent.run_sync('/call read_context {"name": "A"}')
@@ -108,7 +111,11 @@ def test_each_run_calls_its_own_tools_though_their_schemas_are_built_once():
     first, second = agent_reading("the first run's file"), agent_reading("the second run's file")
 
     def tool_of(agent):
-        return next(t.tools["read_context"] for t in agent.toolsets if "read_context" in getattr(t, "tools", {}))
+        return next(
+            t.tools["read_context"]
+            for t in agent.toolsets
+            if "read_context" in getattr(t, "tools", {})
+        )
 
     first_tool, second_tool = tool_of(first), tool_of(second)
     assert second_tool.function_schema.validator is first_tool.function_schema.validator

@@ -56,10 +56,15 @@ class Command(BaseCommand):
         sub = parser.add_subparsers(dest="action", required=True)
         validate = sub.add_parser("validate", help="check a spec file with the publish rules")
         validate.add_argument("file")
-        validate.add_argument("--org", help="also check keys, sandbox connections, delegates and model profile in this organization")
+        validate.add_argument(
+            "--org",
+            help="also check keys, sandbox connections, delegates and model profile in this organization",
+        )
         export = sub.add_parser("export", help="print an agent as YAML")
         export.add_argument("--agent", type=int, required=True)
-        export.add_argument("--draft", action="store_true", help="export the draft instead of the published version")
+        export.add_argument(
+            "--draft", action="store_true", help="export the draft instead of the published version"
+        )
         imp = sub.add_parser("import", help="create an agent from a YAML/JSON file")
         imp.add_argument("file")
         imp.add_argument("--org", required=True)
@@ -93,8 +98,15 @@ class Command(BaseCommand):
         elif row.current_version_id:
             spec = row.current_version.spec
         else:
-            raise CommandError(f"{row.name} has no published version; pass --draft to export its draft")
-        document = {"agenticos_spec": EXPORT_FORMAT, "name": row.name, "description": row.description, "spec": spec}
+            raise CommandError(
+                f"{row.name} has no published version; pass --draft to export its draft"
+            )
+        document = {
+            "agenticos_spec": EXPORT_FORMAT,
+            "name": row.name,
+            "description": row.description,
+            "spec": spec,
+        }
         self.stdout.write(yaml.safe_dump(document, sort_keys=False, allow_unicode=True), ending="")
 
     def _import(self, file, org, name=None, publish=False, **_):
@@ -103,7 +115,11 @@ class Command(BaseCommand):
         name = name or meta.get("name") or Path(file).stem
         try:
             agent = agent_create(
-                actor=None, organization=organization, name=name, description=meta.get("description") or "", spec=spec
+                actor=None,
+                organization=organization,
+                name=name,
+                description=meta.get("description") or "",
+                spec=spec,
             )
         except ValidationError as error:
             raise CommandError("not imported: " + "; ".join(error.messages)) from None
@@ -114,5 +130,7 @@ class Command(BaseCommand):
             except PublishRefused as refused:
                 for error in refused.errors:
                     self.stdout.write(str(error))
-                raise CommandError(f"agent {agent.pk} imported as a draft; publishing was refused") from None
+                raise CommandError(
+                    f"agent {agent.pk} imported as a draft; publishing was refused"
+                ) from None
             self.stdout.write(f"published v{version.number}")

@@ -23,7 +23,9 @@ class Command(BaseCommand):
         ls = sub.add_parser("ls", help="every tool a run of the published version gets")
         ls.add_argument("--agent", required=True, type=int, help="the agent's id")
         ls.add_argument("--json", action="store_true", help="print JSON")
-        ls.add_argument("--draft", action="store_true", help="list the draft instead of the published version")
+        ls.add_argument(
+            "--draft", action="store_true", help="list the draft instead of the published version"
+        )
 
     def handle(self, *args, action, agent, json: bool = False, draft: bool = False, **options):
         row = Agent.objects.filter(pk=agent).select_related("current_version").first()
@@ -34,10 +36,15 @@ class Command(BaseCommand):
         elif row.current_version_id:
             spec, source = row.current_version.spec, f"v{row.current_version.number}"
         else:
-            raise CommandError(f"{row.name} has no published version; pass --draft to list its draft")
+            raise CommandError(
+                f"{row.name} has no published version; pass --draft to list its draft"
+            )
         manifest = tool_manifest(spec)
         if json:
-            payload = {"agent": {"id": row.pk, "name": row.name, "source": source}, **manifest.as_json()}
+            payload = {
+                "agent": {"id": row.pk, "name": row.name, "source": source},
+                **manifest.as_json(),
+            }
             self.stdout.write(_json_dumps(payload))
             return
         self._print_table(row, source, manifest)
@@ -57,7 +64,9 @@ class Command(BaseCommand):
         ]
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
         for r in [header, *rows]:
-            self.stdout.write("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
+            self.stdout.write(
+                "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
+            )
         if not rows:
             self.stdout.write("(no tools)")
         if manifest.withheld:
