@@ -1,3 +1,5 @@
+from datetime import UTC, datetime, time, timedelta
+
 from django import forms
 
 from apps.orgs.choices import Role
@@ -35,6 +37,21 @@ class RoleForm(forms.Form):
 
 class ApiKeyForm(forms.Form):
     name = forms.CharField(max_length=100, initial="API key")
+    expires_on = forms.DateField(
+        required=False,
+        label="Expires on",
+        widget=forms.DateInput(attrs={"type": "date"}),
+        help_text="Optional. The key stops working at the end of this day (UTC).",
+    )
+
+    def expires_at(self):
+        """The end of the chosen day in UTC, or None for a key that does not expire."""
+        day = self.cleaned_data.get("expires_on")
+        if day is None:
+            return None
+        return datetime.combine(day + timedelta(days=1), time.min, tzinfo=UTC) - timedelta(
+            microseconds=1
+        )
 
 
 class ModelProfileForm(forms.Form):

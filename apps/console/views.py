@@ -263,13 +263,18 @@ def api_keys(request):
     form = ApiKeyForm(request.POST or None)
     new_key = None
     if request.method == "POST" and form.is_valid():
-        _, new_key = services.api_key_create(
-            actor=request.user,
-            organization=organization,
-            user=request.user,
-            name=form.cleaned_data["name"],
-        )
-        form = ApiKeyForm()
+        try:
+            _, new_key = services.api_key_create(
+                actor=request.user,
+                organization=organization,
+                user=request.user,
+                name=form.cleaned_data["name"],
+                expires_at=form.expires_at(),
+            )
+        except ValidationError as error:
+            form.add_error("expires_on", _error_text(error))
+        else:
+            form = ApiKeyForm()
     return render(
         request,
         "console/settings_api_keys.html",

@@ -1,7 +1,10 @@
 """Settings (issue 15): provider keys and API keys named apart, destructive actions ask first,
 an owner's own row cannot remove itself, a new API key has a copy button."""
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from apps.orgs.models import ApiKey, Membership
 from tests.factories import DEFAULT_PASSWORD
@@ -47,6 +50,26 @@ def test_a_new_api_key_has_a_copy_button_and_revoking_asks_first(client, org, ow
     assert key.prefix in page.split('id="new-key"', 1)[1][:80]
     assert 'data-confirm="Revoke the key CI' in page
     assert "Last used" in page and "never" in page
+
+
+def test_a_new_api_key_may_expire_at_the_end_of_a_chosen_day(client, org, owner):
+    client.force_login(owner)
+    tomorrow = (timezone.now() + timedelta(days=1)).date()
+    page = client.post(
+        "/settings/api-keys/", {"name": "Short-lived", "expires_on": tomorrow.isoformat()}
+    ).content.decode()
+    key = ApiKey.objects.get(organization=org, name="Short-lived")
+    assert key.expires_at.date() == tomorrow and key.expires_at > timezone.now()
+    assert 'id="new-key"' in page and tomorrow.isoformat() in page
+
+    yesterday = (timezone.now() - timedelta(days=1)).date().isoformat()
+    refused = client.post("/settings/api-keys/", {"name": "Stale", "expires_on": yesterday})
+    assert "must be in the future" in refused.content.decode()
+    assert not ApiKey.objects.filter(name="Stale").exists()
+
+    ApiKey.objects.filter(pk=key.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
+    listed = client.get("/settings/api-keys/").content.decode()
+    assert "Expired" in listed.split("Short-lived", 1)[1].split("</tr>", 1)[0]
 
 
 @pytest.mark.browser
