@@ -63,9 +63,9 @@ HISTORY_PARAMETERS = [
 
 @extend_schema_view(list=extend_schema(parameters=HISTORY_PARAMETERS))
 class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """`POST` starts a run (`agents:run`, or a run grant on the agent) and answers it `queued`; `GET` lists the run history
-    (top-level runs by default, every filter and order of seed 003; a value outside its type is
-    a 422); `GET {id}/` and `GET {id}/transcript/` read one run — every run of the organization
+    """`POST` starts a run (`agents:run`, or a run grant on the agent) and answers it `queued`;
+    `GET` lists the run history (top-level runs by default, filtered and ordered by the parameters
+    below; a value outside its type is a 422); `GET {id}/` and `GET {id}/transcript/` read one run — every run of the organization
     with `runs:view`, else your own, and another organization's run is a 404 like a missing id;
     `POST {id}/cancel/` stops one."""
 
