@@ -262,6 +262,7 @@ def model_profile_create(
     base_url: str = "",
     secret_id: int | None = None,
     context_window: int | None = None,
+    request_timeout_seconds: int | None = None,
     is_default: bool = False,
 ) -> ModelProfile:
     _require_org(actor, organization, perms.SETTINGS_MANAGE)
@@ -279,6 +280,12 @@ def model_profile_create(
         base_url=base_url or "",
         secret=_profile_secret(organization, secret_id),
         context_window=context_window,
+        # Unset: the model's default bound (two minutes).
+        **(
+            {"request_timeout_seconds": request_timeout_seconds}
+            if request_timeout_seconds is not None
+            else {}
+        ),
         is_default=is_default,
     )
     record_audit(
@@ -301,6 +308,9 @@ def model_profile_update(*, actor, profile: ModelProfile, **changes) -> ModelPro
     _require_org(actor, profile.organization, perms.SETTINGS_MANAGE)
     profile = ModelProfile.objects.select_for_update().get(pk=profile.pk)
     fields = []
+    if changes.get("request_timeout_seconds") is not None:
+        profile.request_timeout_seconds = changes["request_timeout_seconds"]
+        fields.append("request_timeout_seconds")
     for key in ("label", "provider", "model_name", "base_url", "context_window"):
         if key in changes:
             setattr(

@@ -281,3 +281,26 @@ def test_model_profiles_triplet_and_write_only_secret(
         "/api/v1/model-profiles/", payload, format="json"
     )
     assert foreign.status_code == 422  # their vault has no such secret
+
+
+def test_a_model_profiles_request_timeout_is_set_and_changed_through_the_api(
+    client_for, owner, org, make_secret
+):
+    key = make_secret(name="openai", purpose="openai")
+    client = client_for(owner, org)
+    payload = {"label": "GPT", "provider": "openai", "model_name": "gpt-5", "secret_id": key.pk}
+    default = client.post("/api/v1/model-profiles/", payload, format="json")
+    assert default.status_code == 201 and default.json()["request_timeout_seconds"] == 120
+    quick = client.post(
+        "/api/v1/model-profiles/",
+        {**payload, "label": "Quick", "request_timeout_seconds": 5, "is_default": True},
+        format="json",
+    )
+    assert quick.status_code == 201, quick.content
+    assert quick.json()["request_timeout_seconds"] == 5
+    changed = client.patch(
+        f"/api/v1/model-profiles/{quick.json()['id']}/",
+        {"request_timeout_seconds": 30},
+        format="json",
+    )
+    assert changed.status_code == 200 and changed.json()["request_timeout_seconds"] == 30
