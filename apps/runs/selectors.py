@@ -135,6 +135,18 @@ def run_for_reader(user, organization, run_id) -> Run | None:
     )
 
 
+def run_for_decider(organization, run_id) -> Run | None:
+    """A run of the caller's organization, for someone who decides its calls (approvals:decide,
+    checked by the view): deciding is over the organization's queue, not over runs one started."""
+    if organization is None:
+        return None
+    return (
+        Run.objects.filter(organization=organization, pk=run_id)
+        .select_related("organization", "user")
+        .first()
+    )
+
+
 def run_turns(run: Run):
     """The turns of a run's conversation that belong to this run, in order."""
     return Message.objects.filter(run=run).order_by("created_at", "pk")
