@@ -14,8 +14,7 @@ from django.utils import timezone
 
 from agenticos import params as parsing
 from apps.audit.selectors import Window, parse_window
-from apps.orgs.permissions import APPROVALS_DECIDE, RUNS_VIEW, has_org_permission
-from apps.runs.models import Run
+from apps.orgs.permissions import APPROVALS_DECIDE, has_org_permission
 
 from .choices import ApprovalStatus, DecidedVia, QuestionStatus
 from .models import Question, ToolApproval
@@ -151,22 +150,8 @@ def oldest_pending_age_seconds(user, organization) -> int | None:
     return int((timezone.now() - oldest).total_seconds()) if oldest else None
 
 
-def run_visible_to(user, organization, run_id) -> Run | None:
-    """A run of the caller's organization they may read (runs:view, or their own)."""
-    if organization is None:
-        return None
-    runs = Run.objects.filter(organization=organization)
-    if not has_org_permission(user, organization, RUNS_VIEW):
-        runs = runs.filter(user=user)
-    return runs.select_related("organization", "user").filter(pk=run_id).first()
-
-
-def parked_calls(run: Run) -> list[ToolApproval]:
-    """The run's calls waiting for a decision; empty for a run that is not parked."""
-    from apps.runs.choices import RunStatus
-
-    if run.status != RunStatus.AWAITING_APPROVAL:
-        return []
+def parked_calls(run) -> list[ToolApproval]:
+    """The run's calls waiting for a decision (the caller checks the run is parked on them)."""
     return list(
         ToolApproval.objects.filter(run=run, status=ApprovalStatus.PENDING)
         .select_related("agent", "run", "run__user", "decided_by")
@@ -174,7 +159,7 @@ def parked_calls(run: Run) -> list[ToolApproval]:
     )
 
 
-def run_questions(run: Run, *, pending_only: bool = True) -> list[Question]:
+def run_questions(run, *, pending_only: bool = True) -> list[Question]:
     questions = Question.objects.filter(run=run)
     if pending_only:
         questions = questions.filter(status=QuestionStatus.PENDING)

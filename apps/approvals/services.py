@@ -1,4 +1,10 @@
-"""Every write of the approvals app: deciding, resuming, answering, and the two expiry sweeps.
+"""Every write of the approvals app: opening approval and question rows, deciding, answering,
+and the two expiry sweeps.
+
+Approvals sits below runs (STYLE.md) and never writes a Run row: what a decision or an expiry
+means for the run — resuming it, closing its parked steps, ending it — is the runs app's, which
+registers the hooks below at start (``apps/runs/apps.py``), the way ``orgs.on_organization_setup``
+works.
 
 Transitions are claimed with ``filter(pk=..., status=pending).update(...)`` and the row count
 checked, so a second decision — including one a second after the sweep took the call — finds
@@ -18,12 +24,9 @@ from django.utils import timezone
 
 from apps.audit.services import record_audit
 from apps.orgs.permissions import APPROVALS_DECIDE, has_org_permission
-from apps.runs.choices import RunStatus, StepKind, StopReason
-from apps.runs.models import Run, RunStep
 
 from .choices import ApprovalStatus, DecidedVia, QuestionStatus
 from .models import Question, ToolApproval
-from .parking import STEP_AWAITING_ANSWER, STEP_AWAITING_APPROVAL, STEP_EXPIRED
 
 logger = logging.getLogger(__name__)
 
@@ -44,25 +47,120 @@ class AlreadyDecided(Exception):
     """The approval (or question) is no longer pending; the message says what became of it."""
 
 
-class ResumeRefused(Exception):
-    """The run cannot be continued now; the sentence says why. The decision is kept."""
-
-    def __init__(self, sentence: str) -> None:
-        self.sentence = sentence
-        super().__init__(sentence)
-
-
-def _pending_for_run(run_id: int) -> bool:
+def pending_for_run(run_id: int) -> bool:
+    """Is any call or question of this run still waiting for a person?"""
     return (
         ToolApproval.objects.filter(run_id=run_id, status=ApprovalStatus.PENDING).exists()
         or Question.objects.filter(run_id=run_id, status=QuestionStatus.PENDING).exists()
     )
 
 
-def _enqueue_resume(run_id: int) -> None:
-    from .tasks import resume_run_task
+# --- what runs registers --------------------------------------------------------------------
 
-    resume_run_task.delay(run_id)
+_CALLS_DECIDED_HOOKS: list = []
+_CALLS_EXPIRED_HOOKS: list = []
+_RUN_EXPIRED_HOOKS: list = []
+
+
+def on_run_calls_decided(hook) -> None:
+    """``hook(run_id=...)``, inside the deciding transaction, when a decision or an answer left
+    nothing of the run pending: the runs app resumes it (on commit) if it is still parked."""
+    if hook not in _CALLS_DECIDED_HOOKS:
+        _CALLS_DECIDED_HOOKS.append(hook)
+
+
+def on_parked_calls_expired(hook) -> None:
+    """``hook(run_id=..., tool_call_ids=[...], sentence=...)``, inside the sweep's transaction,
+    when calls of a parked run expired: the runs app closes their parked steps with the sentence."""
+    if hook not in _CALLS_EXPIRED_HOOKS:
+        _CALLS_EXPIRED_HOOKS.append(hook)
+
+
+def on_run_expired(hook) -> None:
+    """``hook(run_id=..., waiting_for="approval"|"question", sentence=..., after_hours=..., now=...)``,
+    inside the sweep's transaction, when nothing of a parked run is pending any more and what it
+    waited on expired: the runs app ends the run (cancelled, no model request, its spend kept)."""
+    if hook not in _RUN_EXPIRED_HOOKS:
+        _RUN_EXPIRED_HOOKS.append(hook)
+
+
+def _calls_decided(run_id: int) -> None:
+    for hook in _CALLS_DECIDED_HOOKS:
+        hook(run_id=run_id)
+
+
+def _calls_expired(run_id: int, tool_call_ids: list[str], sentence: str) -> None:
+    for hook in _CALLS_EXPIRED_HOOKS:
+        hook(run_id=run_id, tool_call_ids=tool_call_ids, sentence=sentence)
+
+
+def _run_expired(run_id: int, waiting_for: str, sentence: str, after_hours, now) -> None:
+    for hook in _RUN_EXPIRED_HOOKS:
+        hook(
+            run_id=run_id,
+            waiting_for=waiting_for,
+            sentence=sentence,
+            after_hours=after_hours,
+            now=now,
+        )
+
+
+# --- opening (the runner parks a run) ----------------------------------------------------------
+
+
+def approval_open(
+    *, run, tool_call_id: str, tool_name: str, tool_id: str, capability_id: str, arguments: dict
+) -> ToolApproval:
+    """One pending row per gated call of a run that is parking (apps/runs/parking.py)."""
+    return ToolApproval.objects.create(
+        organization_id=run.organization_id,
+        run=run,
+        agent_id=run.agent_id,
+        tool_call_id=tool_call_id,
+        tool_name=tool_name,
+        tool_id=tool_id,
+        capability_id=capability_id,
+        arguments=arguments,
+    )
+
+
+def question_open(*, run, tool_call_id: str, questions: list[dict]) -> Question:
+    """One pending question card per ``ask_user_question`` call, asked of the run's person."""
+    return Question.objects.create(
+        organization_id=run.organization_id,
+        run=run,
+        asked_user_id=run.user_id,
+        tool_call_id=tool_call_id,
+        questions=questions,
+    )
+
+
+def approval_record_result(*, approval_id: int, result: str) -> None:
+    """What an approved (or denied) call returned, once the resumed run settled it."""
+    ToolApproval.objects.filter(pk=approval_id).update(result=result)
+
+
+def approvals_record_standing(*, run, waived) -> None:
+    """An approve-everything session's waived calls, written as standing rows."""
+    now = timezone.now()
+    for call in waived:
+        ToolApproval.objects.get_or_create(
+            run=run,
+            tool_call_id=call.tool_call_id,
+            defaults={
+                "organization_id": run.organization_id,
+                "agent_id": run.agent_id,
+                "tool_name": call.tool_name,
+                "tool_id": call.tool_id,
+                "capability_id": call.capability_id,
+                "arguments": call.arguments,
+                "status": ApprovalStatus.APPROVED,
+                "decided_via": DecidedVia.STANDING,
+                "decided_by_id": run.user_id,
+                "decided_at": now,
+                "note": "Approved by standing consent for this conversation (approve everything); nobody read the arguments before the call.",
+            },
+        )
 
 
 # --- deciding ------------------------------------------------------------------------------------
@@ -100,12 +198,8 @@ def approval_decide(
             subject=approval,
             details={"run_id": approval.run_id, "tool_name": approval.tool_name, "note": note},
         )
-        run_id = approval.run_id
-        if (
-            not _pending_for_run(run_id)
-            and Run.objects.filter(pk=run_id, status__in=PARKED).exists()
-        ):
-            transaction.on_commit(lambda: _enqueue_resume(run_id))
+        if not pending_for_run(approval.run_id):
+            _calls_decided(approval.run_id)
     return approval
 
 
@@ -113,10 +207,7 @@ def DECIDED_STATUS(decision: str) -> str:  # noqa: N802 (reads as a table lookup
     return DECISIONS[decision]
 
 
-PARKED = [RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_ANSWER]
-
-
-# --- resuming ------------------------------------------------------------------------------------
+# --- what a resumed run is told -----------------------------------------------------------------
 
 
 def denial_message(approval: ToolApproval) -> str:
@@ -129,7 +220,7 @@ def denial_message(approval: ToolApproval) -> str:
     return text
 
 
-def deferred_results_for(run: Run):
+def deferred_results_for(run):
     """The decisions and answers of a parked run as pydantic-ai ``DeferredToolResults``.
 
     An approved call carries the stored arguments (``override_args``): approving executes what the
@@ -154,33 +245,6 @@ def deferred_results_for(run: Run):
         elif question.status in (QuestionStatus.DECLINED, QuestionStatus.EXPIRED):
             calls[question.tool_call_id] = DECLINED
     return DeferredToolResults(approvals=approvals, calls=calls)
-
-
-def run_resume(*, run_id: int) -> str | None:
-    """Continue a parked run whose calls are all decided, through the same ``prepare()`` funnel.
-
-    The spec is assembled before the run leaves the queue: a spec that stopped building refuses the
-    attempt (``ResumeRefused``), keeps every decision, and leaves the run parked, so resuming works
-    again as soon as the spec does. Returns the run's status after the continuation.
-    """
-    from apps.runs.runner import RunNotRunnable, execute_run, prepare
-
-    run = Run.objects.select_related("organization", "agent", "agent_version", "user").get(
-        pk=run_id
-    )
-    if run.status not in PARKED:
-        raise AlreadyDecided(f"The run is {run.status}, not parked.")
-    if _pending_for_run(run.pk):
-        raise ResumeRefused("The run still has calls waiting for a decision or an answer.")
-    try:
-        prepare(run, resume=True)
-    except RunNotRunnable as exc:
-        sentence = f"The run could not continue yet: {exc.sentence} The decisions are kept; resume it once the agent runs again."
-        Run.objects.filter(pk=run.pk).update(error=sentence[:500])
-        logger.info("run %s: resume refused: %s", run.pk, exc.sentence)
-        raise ResumeRefused(sentence) from exc
-    Run.objects.filter(pk=run.pk).update(error="")
-    return execute_run(run.pk, resume=True, deferred_tool_results=deferred_results_for(run))
 
 
 # --- questions -----------------------------------------------------------------------------------
@@ -234,40 +298,12 @@ def question_answer(
         if not claimed:
             raise AlreadyDecided("This question is no longer waiting for an answer.")
         question.refresh_from_db()
-        run_id = question.run_id
-        if (
-            not _pending_for_run(run_id)
-            and Run.objects.filter(pk=run_id, status__in=PARKED).exists()
-        ):
-            transaction.on_commit(lambda: _enqueue_resume(run_id))
+        if not pending_for_run(question.run_id):
+            _calls_decided(question.run_id)
     return question
 
 
 # --- the sweeps ----------------------------------------------------------------------------------
-
-
-def _close_parked_steps(run_id: int, tool_call_ids, sentence: str) -> None:
-    for step in RunStep.objects.filter(
-        run_id=run_id,
-        kind=StepKind.TOOL_CALL,
-        detail__status__in=[STEP_AWAITING_APPROVAL, STEP_AWAITING_ANSWER],
-        detail__tool_call_id__in=list(tool_call_ids),
-    ):
-        step.detail = {**step.detail, "status": STEP_EXPIRED, "result": sentence}
-        step.save(update_fields=["detail"])
-
-
-def _cancel_parked_run(run_id: int, status: str, sentence: str, now) -> bool:
-    """End a parked run ``cancelled`` without continuing it: no model request, its spend kept."""
-    return bool(
-        Run.objects.filter(pk=run_id, status=status).update(
-            status=RunStatus.CANCELLED,
-            stop_reason=StopReason.CANCELLED,
-            error=sentence[:500],
-            ended_at=now,
-            last_transition_at=now,
-        )
-    )
 
 
 def approvals_expire_stale(*, now: dt.datetime | None = None) -> int:
@@ -306,26 +342,16 @@ def approvals_expire_stale(*, now: dt.datetime | None = None) -> int:
                     "by": "expiry sweep",
                 },
             )
-            _close_parked_steps(
+            _calls_expired(
                 approval.run_id, [approval.tool_call_id], EXPIRED_STEP_SENTENCE.format(hours=hours)
             )
         expired += 1
         runs.add(approval.run_id)
     for run_id in runs:
         with transaction.atomic():
-            if _pending_for_run(run_id):
+            if pending_for_run(run_id):
                 continue  # seed 003: a run with a call still inside its window is not ended
-            if _cancel_parked_run(
-                run_id, RunStatus.AWAITING_APPROVAL, EXPIRED_RUN_SENTENCE.format(hours=hours), now
-            ):
-                run = Run.objects.select_related("organization").get(pk=run_id)
-                record_audit(
-                    actor=None,
-                    organization=run.organization,
-                    action="run.cancel.approval_expired",
-                    subject=run,
-                    details={"run_id": run_id, "after_hours": hours, "by": "expiry sweep"},
-                )
+            _run_expired(run_id, "approval", EXPIRED_RUN_SENTENCE.format(hours=hours), hours, now)
     if expired:
         logger.info("approval expiry sweep expired %d call(s)", expired)
     return expired
@@ -346,7 +372,7 @@ def questions_expire_stale(*, now: dt.datetime | None = None) -> int:
                 status=QuestionStatus.EXPIRED, answered_at=now
             ):
                 continue
-            _close_parked_steps(
+            _calls_expired(
                 question.run_id,
                 [question.tool_call_id],
                 UNANSWERED_STEP_SENTENCE.format(hours=hours),
@@ -358,11 +384,12 @@ def questions_expire_stale(*, now: dt.datetime | None = None) -> int:
                 subject=question,
                 details={"run_id": question.run_id, "after_hours": hours, "by": "expiry sweep"},
             )
-            if not _pending_for_run(question.run_id):
-                _cancel_parked_run(
+            if not pending_for_run(question.run_id):
+                _run_expired(
                     question.run_id,
-                    RunStatus.AWAITING_ANSWER,
+                    "question",
                     UNANSWERED_RUN_SENTENCE.format(hours=hours),
+                    hours,
                     now,
                 )
         expired += 1

@@ -1,8 +1,7 @@
-"""Celery tasks of the approvals app: ids in, reload, call a service."""
+"""Celery tasks of the approvals app: the two expiry sweeps. (Resuming a decided run is the runs
+app's: ``apps.runs.tasks.resume_run``.)"""
 
 from __future__ import annotations
-
-import logging
 
 from celery import shared_task
 
@@ -10,20 +9,7 @@ from agenticos.schedule import single_flight
 
 from . import services
 
-logger = logging.getLogger(__name__)
-
 SWEEP_LOCK_SECONDS = 30 * 60
-
-
-# No automatic retry: a continuation that failed has booked its outcome and spend. A resume the
-# spec refuses leaves the run parked and resumable (POST runs/{id}/resume/ tries again).
-@shared_task(name="apps.approvals.tasks.resume_run", acks_late=True, ignore_result=True)
-def resume_run_task(run_id: int) -> str | None:
-    try:
-        return services.run_resume(run_id=run_id)
-    except (services.ResumeRefused, services.AlreadyDecided) as exc:
-        logger.info("run %s not resumed: %s", run_id, exc)
-        return None
 
 
 @shared_task(name="apps.approvals.tasks.expire_stale_approvals", ignore_result=True)

@@ -7,3 +7,19 @@ class RunsConfig(AppConfig):
     name = "apps.runs"
     label = "runs"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Approvals sits below runs and never touches a Run: it tells runs what its decisions
+        # and its expiry sweeps mean for a run through these hooks (STYLE.md).
+        from apps.approvals.services import (
+            on_parked_calls_expired,
+            on_run_calls_decided,
+            on_run_expired,
+        )
+
+        from .resume import run_calls_decided
+        from .services import run_close_expired_steps, run_expire_parked
+
+        on_run_calls_decided(run_calls_decided)
+        on_parked_calls_expired(run_close_expired_steps)
+        on_run_expired(run_expire_parked)

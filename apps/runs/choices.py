@@ -4,15 +4,8 @@ from django.db import models
 
 
 class RunStatus(models.TextChoices):
-    """A run's state. Transitions (claimed with a conditional UPDATE, never a blind save):
-
-    queued → running → completed | failed | cancelled | budget_exceeded | guardrail_blocked
-    running → awaiting_approval | awaiting_answer → running (resume)
-    queued → cancelled (cancelled before a worker picked it up)
-    queued | running → failed (the stale-run reaper; a live run's later terminal write wins)
-    running → failed (the lease sweep: its worker stopped renewing the lease)
-    running → cancelled (a cancel of a run whose lease lapsed: no worker is left to stop it)
-    """
+    """A run's state. Every move is claimed with a conditional UPDATE (never a blind save) through
+    ``apps.runs.states.claim``, which refuses any pair missing from ``RUN_TRANSITIONS`` below."""
 
     QUEUED = "queued", "Queued"
     RUNNING = "running", "Running"
@@ -37,6 +30,28 @@ TERMINAL_STATUSES = frozenset(
 # Rows nothing inside a process will resolve once their worker dies: what the reaper sweeps.
 LIVE_STATUSES = frozenset({RunStatus.QUEUED, RunStatus.RUNNING})
 PARKED_STATUSES = frozenset({RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_ANSWER})
+
+# The whole state machine: from each status, the statuses a claim may move a run to. Only
+# apps/runs writes a Run's status, and only through apps.runs.states.claim, which checks this.
+RUN_TRANSITIONS: dict[str, frozenset[str]] = {
+    # A worker claims it; a cancel before any worker picked it up; the stale-run reaper.
+    RunStatus.QUEUED: frozenset({RunStatus.RUNNING, RunStatus.CANCELLED, RunStatus.FAILED}),
+    # Its end as the runner books it (a gated call or a question parks it instead); the reaper
+    # and the lease sweep fail it; a cancel of a run whose lease lapsed ends it cancelled.
+    RunStatus.RUNNING: TERMINAL_STATUSES | PARKED_STATUSES,
+    # A resume once every call is decided; a cancel, or the expiry sweep, ends a parked run.
+    RunStatus.AWAITING_APPROVAL: frozenset({RunStatus.RUNNING, RunStatus.CANCELLED}),
+    RunStatus.AWAITING_ANSWER: frozenset({RunStatus.RUNNING, RunStatus.CANCELLED}),
+    # A run a sweep failed while its worker was in fact alive: that worker's own end, booked
+    # later, wins (run_finish narrows this to stop_reason reaped | worker_lost).
+    RunStatus.FAILED: (TERMINAL_STATUSES - {RunStatus.FAILED})
+    | PARKED_STATUSES
+    | {RunStatus.FAILED},
+    RunStatus.COMPLETED: frozenset(),
+    RunStatus.CANCELLED: frozenset(),
+    RunStatus.BUDGET_EXCEEDED: frozenset(),
+    RunStatus.GUARDRAIL_BLOCKED: frozenset(),
+}
 
 
 class StopReason(models.TextChoices):

@@ -38,14 +38,12 @@ from psycopg.types.numeric import Int8
 
 from agenticos import params as parsing
 from apps.orgs.middleware import SESSION_KEY
-from apps.orgs.models import ApiKey, Membership, User
-from apps.orgs.permissions import ROLE_PERMISSIONS, RUNS_VIEW
 from apps.orgs.selectors import default_organization_for_user, organization_for_user
 
 from . import selectors
 from .choices import TERMINAL_STATUSES
 from .events import conversation_key, stream_key
-from .models import Conversation, Run
+from .selectors import CONVERSATION_FOLLOWABLE_SQL, RUN_FOLLOWABLE_SQL, VIEWING_ROLES
 
 logger = logging.getLogger(__name__)
 
@@ -103,61 +101,8 @@ def _check(fn, /, *args, **kwargs) -> bool:
         return fn(*args, **kwargs)
 
 
-# --- the re-check between sends: one prepared statement ------------------------------------------
-#
-# The same conditions as selectors.run_followable / conversation_followable (which decide on
-# connect), written once as SQL so the re-check asked while frames flow costs one prepared
-# statement (~0.2 ms) instead of building and compiling the ORM query (~8 ms of Python on the
-# server's event-loop process, which delayed every frame behind it). Only table names (from the
-# models) are formatted in; every value is a bound parameter. tests/runs/test_consumer.py asserts
-# both forms agree for every persona.
-_STILL_IN = """
-    (EXISTS (SELECT 1 FROM {user} u WHERE u.id = %(user)s AND u.is_active AND u.is_superuser)
-     OR EXISTS (SELECT 1 FROM {membership} m JOIN {user} u ON u.id = m.user_id
-                WHERE m.organization_id = %(organization)s AND m.user_id = %(user)s AND u.is_active))
-    AND (%(api_key)s::bigint IS NULL
-         OR EXISTS (SELECT 1 FROM {api_key} k WHERE k.id = %(api_key)s AND k.revoked_at IS NULL
-                    AND (k.expires_at IS NULL OR k.expires_at > now())))
-"""
-_RUN_FOLLOWABLE_SQL = (
-    """
-SELECT EXISTS (
-    SELECT 1 FROM {run} r
-    WHERE r.id = %(subject)s AND r.organization_id = %(organization)s
-    AND """
-    + _STILL_IN
-    + """
-    AND (r.user_id = %(user)s
-         OR EXISTS (SELECT 1 FROM {user} u WHERE u.id = %(user)s AND u.is_superuser)
-         OR EXISTS (SELECT 1 FROM {membership} m WHERE m.organization_id = %(organization)s
-                    AND m.user_id = %(user)s AND m.role = ANY(%(viewing_roles)s)))
-)
-"""
-)
-_CONVERSATION_FOLLOWABLE_SQL = (
-    """
-SELECT EXISTS (
-    SELECT 1 FROM {conversation} c
-    WHERE c.id = %(subject)s AND c.organization_id = %(organization)s AND c.user_id = %(user)s
-    AND """
-    + _STILL_IN
-    + """
-)
-"""
-)
-_TABLES = {
-    "run": Run._meta.db_table,
-    "conversation": Conversation._meta.db_table,
-    "user": User._meta.db_table,
-    "membership": Membership._meta.db_table,
-    "api_key": ApiKey._meta.db_table,
-}
-RUN_FOLLOWABLE_SQL = _RUN_FOLLOWABLE_SQL.format(**{k: f'"{v}"' for k, v in _TABLES.items()})
-CONVERSATION_FOLLOWABLE_SQL = _CONVERSATION_FOLLOWABLE_SQL.format(
-    **{k: f'"{v}"' for k, v in _TABLES.items()}
-)
-# The roles that read every run of the organization (runs:view), from the permission table.
-VIEWING_ROLES = [str(role) for role, granted in ROLE_PERMISSIONS.items() if RUNS_VIEW in granted]
+# --- the re-check between sends: the prepared-SQL twin of the selector -------------------------
+# (RUN_FOLLOWABLE_SQL and CONVERSATION_FOLLOWABLE_SQL live in selectors.py beside the ORM form.)
 # A psycopg prepare threshold no statement reaches: prepare only what asks for it.
 PREPARE_ONLY_WHEN_ASKED = 2**31 - 1
 

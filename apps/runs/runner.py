@@ -49,7 +49,6 @@ from pydantic_ai.messages import (
 from apps.agents.models import AgentStatus
 from apps.agents.setup import your_setup_section
 from apps.agents.validation import SpecNotRunnable, assert_runnable
-from apps.approvals import parking
 from apps.approvals.gate import ApprovalGate, ApprovalModeRefused, gate_for_run
 from apps.capabilities.implementations import toolset_builder
 from apps.capabilities.tools import contributions, planning
@@ -62,7 +61,7 @@ from apps.spend.guard import BudgetGuard, RequestRecord, RunMeter
 from apps.spend.services import BudgetExceeded
 from apps.vault.services import secret_reveal
 
-from . import services
+from . import parking, services
 from .choices import RunStatus, StopReason
 from .events import (
     ContextUsageFrame,

@@ -25,8 +25,10 @@ from apps.orgs.permissions import AGENTS_RUN, RUNS_VIEW, has_org_permission
 from apps.spend.models import Ledger
 from apps.spend.services import budget_counters_reconcile, month_of
 
+from . import states
 from .choices import (
     LIVE_STATUSES,
+    PARKED_STATUSES,
     TERMINAL_STATUSES,
     MessageRole,
     RunStatus,
@@ -36,6 +38,7 @@ from .choices import (
 )
 from .events import announce_run, reset_frames
 from .models import Conversation, Message, Run, RunStep
+from .parking import STEP_AWAITING_ANSWER, STEP_AWAITING_APPROVAL, STEP_EXPIRED
 
 logger = logging.getLogger(__name__)
 
@@ -131,18 +134,20 @@ def run_claim_running(run_id: int, *, resume: bool = False) -> bool:
         [RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_ANSWER] if resume else [RunStatus.QUEUED]
     )
     updates = {
-        "status": RunStatus.RUNNING,
         "last_transition_at": now,
         # The claiming worker vouches for the run from now on (renewed by its watcher).
         "lease_expires_at": now + dt.timedelta(seconds=settings.RUN_LEASE_SECONDS),
     }
-    claimed = Run.objects.filter(
-        pk=run_id, status__in=from_statuses, cancel_requested_at__isnull=True
-    )
     if not resume:
         # A resume keeps the original started_at: the run spans both segments (seed 003).
         updates["started_at"] = now
-    return claimed.update(**updates) == 1
+    return states.claim(
+        run_id,
+        from_statuses=from_statuses,
+        to_status=RunStatus.RUNNING,
+        where={"cancel_requested_at__isnull": True},
+        **updates,
+    )
 
 
 _CANCELS_REQUESTED = Statement(
@@ -189,8 +194,10 @@ def run_cancel(*, actor, run: Run) -> Run:
     if actor is not None and not may_cancel(actor, run):
         raise PermissionDenied("Only the person who started the run, or runs:view, may cancel it.")
     now = timezone.now()
-    ended_queued = Run.objects.filter(pk=run.pk, status=RunStatus.QUEUED).update(
-        status=RunStatus.CANCELLED,
+    ended_queued = states.claim(
+        run.pk,
+        from_statuses=[RunStatus.QUEUED],
+        to_status=RunStatus.CANCELLED,
         stop_reason=StopReason.CANCELLED,
         error="The run was cancelled before it started.",
         cancel_requested_at=now,
@@ -223,10 +230,10 @@ def run_cancel(*, actor, run: Run) -> Run:
             return current  # a cancel already on its way: asking twice changes nothing
         else:
             # A parked run has no worker to notice: it ends here.
-            Run.objects.filter(
-                pk=run.pk, status__in=[RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_ANSWER]
-            ).update(
-                status=RunStatus.CANCELLED,
+            states.claim(
+                run.pk,
+                from_statuses=PARKED_STATUSES,
+                to_status=RunStatus.CANCELLED,
                 stop_reason=StopReason.CANCELLED,
                 error="The run was cancelled.",
                 ended_at=now,
@@ -261,12 +268,12 @@ def run_finish(*, run: Run, outcome, model, records, messages, output: str) -> R
     now = timezone.now()
     ledger = Ledger.objects.filter(run_id=run.pk).first()
     fields = {
-        "status": outcome.status,
         "stop_reason": outcome.stop_reason,
         "error": outcome.error[:500],
         "budget_refusal": outcome.budget_refusal,
         "output": output,
-        "ended_at": now,
+        # A run that parks has not ended: it waits for a person (apps/runs/parking.py).
+        "ended_at": None if outcome.status in PARKED_STATUSES else now,
         "last_transition_at": now,
         "lease_expires_at": None,
     }
@@ -285,15 +292,19 @@ def run_finish(*, run: Run, outcome, model, records, messages, output: str) -> R
     if messages is not None:
         fields["transcript"] = ModelMessagesTypeAdapter.dump_python(messages, mode="json")
     with transaction.atomic():
-        written = Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(**fields)
+        written = states.claim(
+            run.pk, from_statuses=[RunStatus.RUNNING], to_status=outcome.status, **fields
+        )
         if not written:
             # A sweep ended it while it was still alive (the reaper, or the lease sweep after a long
             # stall): its own terminal write lands later and wins.
-            written = Run.objects.filter(
-                pk=run.pk,
-                status=RunStatus.FAILED,
-                stop_reason__in=[StopReason.REAPED, StopReason.WORKER_LOST],
-            ).update(**fields)
+            written = states.claim(
+                run.pk,
+                from_statuses=[RunStatus.FAILED],
+                to_status=outcome.status,
+                where={"stop_reason__in": [StopReason.REAPED, StopReason.WORKER_LOST]},
+                **fields,
+            )
         if not written:
             logger.warning(
                 "run %s: finish found it no longer running; outcome %s not written",
@@ -385,7 +396,6 @@ def _end_orphan(
     is left alone."""
     ledger = Ledger.objects.filter(run_id=run_id).first()
     fields = {
-        "status": status,
         "stop_reason": stop_reason,
         "error": error,
         "ended_at": now,
@@ -400,12 +410,14 @@ def _end_orphan(
             output_tokens=ledger.output_tokens,
             request_count=ledger.request_count,
         )
-    claim = Run.objects.filter(pk=run_id, status=from_status)
+    where: dict = {}
     if lease_lapsed:
-        claim = claim.filter(lease_expires_at__lt=now)
+        where["lease_expires_at__lt"] = now
     if older_than is not None:
-        claim = claim.filter(last_transition_at__lt=older_than)
-    return claim.update(**fields) == 1
+        where["last_transition_at__lt"] = older_than
+    return states.claim(
+        run_id, from_statuses=[from_status], to_status=status, where=where, **fields
+    )
 
 
 def _reconcile_counters(organization_ids: set[int], now: dt.datetime) -> None:
@@ -452,4 +464,48 @@ def runs_sweep_lapsed_leases(*, now: dt.datetime | None = None) -> int:
     _reconcile_counters(organizations, now)
     if ended:
         logger.warning("lease sweep failed %d run(s) whose worker stopped", ended)
+    return ended
+
+
+# --- a parked run whose wait expired (the approvals sweeps tell runs through their hooks) ------
+
+
+def run_close_expired_steps(*, run_id: int, tool_call_ids, sentence: str) -> None:
+    """The parked steps of calls nobody decided in time close with the sweep's sentence."""
+    for step in RunStep.objects.filter(
+        run_id=run_id,
+        kind=StepKind.TOOL_CALL,
+        detail__status__in=[STEP_AWAITING_APPROVAL, STEP_AWAITING_ANSWER],
+        detail__tool_call_id__in=list(tool_call_ids),
+    ):
+        step.detail = {**step.detail, "status": STEP_EXPIRED, "result": sentence}
+        step.save(update_fields=["detail"])
+
+
+_PARKED_ON = {"approval": RunStatus.AWAITING_APPROVAL, "question": RunStatus.AWAITING_ANSWER}
+
+
+def run_expire_parked(
+    *, run_id: int, waiting_for: str, sentence: str, after_hours, now: dt.datetime
+) -> bool:
+    """End a parked run ``cancelled`` without continuing it: no model request, its spend kept.
+    A run that expired waiting on an approval is audited (no actor: the platform on a schedule)."""
+    ended = states.claim(
+        run_id,
+        from_statuses=[_PARKED_ON[waiting_for]],
+        to_status=RunStatus.CANCELLED,
+        stop_reason=StopReason.CANCELLED,
+        error=sentence[:500],
+        ended_at=now,
+        last_transition_at=now,
+    )
+    if ended and waiting_for == "approval":
+        run = Run.objects.select_related("organization").get(pk=run_id)
+        record_audit(
+            actor=None,
+            organization=run.organization,
+            action="run.cancel.approval_expired",
+            subject=run,
+            details={"run_id": run_id, "after_hours": after_hours, "by": "expiry sweep"},
+        )
     return ended

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import logging
+
 from celery import shared_task
 
 from agenticos.schedule import single_flight
 
-from . import runner, services
+from . import resume, runner, services
 from .runtime import worker_host
+
+logger = logging.getLogger(__name__)
 
 REAPER_LOCK_SECONDS = 30 * 60
 LEASE_SWEEP_LOCK_SECONDS = 60
@@ -35,6 +39,17 @@ def execute_run_task(run_id: int) -> str | None:
     # the other runs the worker holds (apps/runs/runtime.py).
     host = worker_host()
     return host.run(runner.execute_run_async(run_id, host=host))
+
+
+# No automatic retry: a continuation that failed has booked its outcome and spend. A resume the
+# spec refuses leaves the run parked and resumable (POST runs/{id}/resume/ tries again).
+@shared_task(name="apps.runs.tasks.resume_run", acks_late=True, ignore_result=True)
+def resume_run_task(run_id: int) -> str | None:
+    try:
+        return resume.run_resume(run_id=run_id)
+    except resume.ResumeRefused as exc:
+        logger.info("run %s not resumed: %s", run_id, exc)
+        return None
 
 
 @shared_task(name="apps.runs.tasks.reap_stale_runs", ignore_result=True)

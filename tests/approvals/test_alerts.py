@@ -7,7 +7,6 @@ import pytest
 from django.core import mail
 from django.utils import timezone
 
-from apps.approvals.parking import _alert_parked
 from apps.notifications.audiences import resolve_audience
 from apps.notifications.links import link
 from apps.notifications.models import Notification, NotificationOptOut
@@ -19,6 +18,7 @@ from apps.notifications.services import (
     send_due_usage_reports,
 )
 from apps.orgs.models import Membership
+from apps.runs.parking import _alert_parked
 from tests.runs.factories import published_agent
 
 from .factories import ADD_ONE, gated_agent, run_now

@@ -10,6 +10,7 @@ from apps.approvals import services
 from apps.approvals.models import ToolApproval
 from apps.audit.models import AuditEntry
 from apps.runs.models import Run, RunStep
+from apps.runs.resume import run_resume
 
 from .factories import ADD_ONE, ADD_TWO, gated_agent, run_now
 
@@ -164,7 +165,7 @@ def test_parked_answers_the_pending_calls_and_nothing_for_a_run_not_parked(
 
 @pytest.mark.django_db
 def test_approving_executes_the_stored_arguments_and_settles_the_approved_step(
-    org, member, operator, client_for
+    org, member, operator, client_for, resume_over_api
 ):
     run = run_now(member, org, gated_agent(org), ADD_ONE)
     started_at = run.started_at
@@ -176,18 +177,18 @@ def test_approving_executes_the_stored_arguments_and_settles_the_approved_step(
     client = client_for(operator, org)
     assert decide(client, approval.pk, "approve").status_code == 200
 
-    response = client.post(f"/api/v1/runs/{run.pk}/resume/")
+    response = resume_over_api(client, run.pk)
 
-    assert response.status_code == 200, response.content
-    body = response.json()
-    assert body["run"]["status"] == "completed"
-    assert [s["tool_call_id"] for s in body["settled"]] == [approval.tool_call_id]
-    assert "Email the customer (checked)" in body["settled"][0]["result"]
-    assert body["steps"] == []
+    # Accepted and queued like a decision: the answer is the run, still parked; a worker continues.
+    assert response.status_code == 202, response.content
+    assert response.json()["id"] == run.pk
+    assert response.json()["status"] == "awaiting_approval"
     run.refresh_from_db()
+    assert run.status == "completed"
     assert run.started_at == started_at
     assert "Email the customer (checked)" in run.output
     step = RunStep.objects.get(run=run, kind="tool_call")
+    assert step.detail["tool_call_id"] == approval.tool_call_id
     assert (
         step.detail["status"] == "settled"
         and "Email the customer (checked)" in step.detail["result"]
@@ -204,7 +205,7 @@ def test_rejecting_replays_a_denial_the_model_relays(org, member, operator, clie
     approval = ToolApproval.objects.get(run=run)
     decide(client_for(operator, org), approval.pk, "reject", "We do not email customers on Sundays")
 
-    services.run_resume(run_id=run.pk)
+    run_resume(run_id=run.pk)
 
     run.refresh_from_db()
     assert run.status == "completed"
@@ -213,24 +214,27 @@ def test_rejecting_replays_a_denial_the_model_relays(org, member, operator, clie
 
 
 @pytest.mark.django_db
-def test_two_parked_calls_resume_only_when_both_are_decided(org, member, operator, client_for):
+def test_two_parked_calls_resume_only_when_both_are_decided(
+    org, member, operator, client_for, resume_over_api
+):
     run = run_now(member, org, gated_agent(org), ADD_TWO)
     first, second = ToolApproval.objects.filter(run=run).order_by("pk")
     client = client_for(operator, org)
     decide(client, first.pk, "approve")
 
-    early = client.post(f"/api/v1/runs/{run.pk}/resume/")
+    early = resume_over_api(client, run.pk)
     assert early.status_code == 409
 
     decide(client, second.pk, "reject")
-    body = client.post(f"/api/v1/runs/{run.pk}/resume/").json()
-    assert body["run"]["status"] == "completed"
-    assert {s["outcome"] for s in body["settled"]} == {"success", "denied"}
+    assert resume_over_api(client, run.pk).status_code == 202
+    assert Run.objects.get(pk=run.pk).status == "completed"
+    settled = RunStep.objects.filter(run=run, kind="tool_call", detail__status="settled")
+    assert {s.detail["outcome"] for s in settled} == {"success", "denied"}
 
 
 @pytest.mark.django_db
 def test_a_spec_that_no_longer_builds_refuses_the_attempt_and_keeps_the_run_resumable(
-    org, member, operator, client_for
+    org, member, operator, client_for, resume_over_api
 ):
     agent = gated_agent(org)
     run = run_now(member, org, agent, ADD_ONE)
@@ -240,7 +244,7 @@ def test_a_spec_that_no_longer_builds_refuses_the_attempt_and_keeps_the_run_resu
     agent.status = AgentStatus.ARCHIVED
     agent.save(update_fields=["status"])
 
-    refused = client.post(f"/api/v1/runs/{run.pk}/resume/")
+    refused = resume_over_api(client, run.pk)
 
     assert refused.status_code == 409
     assert "archived" in refused.json()["detail"]
@@ -250,13 +254,14 @@ def test_a_spec_that_no_longer_builds_refuses_the_attempt_and_keeps_the_run_resu
 
     agent.status = AgentStatus.ACTIVE
     agent.save(update_fields=["status"])
-    again = client.post(f"/api/v1/runs/{run.pk}/resume/")
-    assert again.status_code == 200 and again.json()["run"]["status"] == "completed"
+    again = resume_over_api(client, run.pk)
+    assert again.status_code == 202
+    assert Run.objects.get(pk=run.pk).status == "completed"
 
 
 @pytest.mark.django_db
 def test_resume_reports_the_continuations_own_tool_calls_in_order(
-    org, member, operator, client_for, echo_toolset
+    org, member, operator, client_for, echo_toolset, resume_over_api
 ):
     """A continuation that calls more (ungated) tools says so: steps, in order, with their returns."""
     from tests.runs.factories import published_agent
@@ -267,6 +272,7 @@ def test_resume_reports_the_continuations_own_tool_calls_in_order(
     )
     approval = ToolApproval.objects.get(run=run)
     decide(client_for(operator, org), approval.pk, "approve")
-    body = client_for(operator, org).post(f"/api/v1/runs/{run.pk}/resume/").json()
-    assert body["settled"][0]["result"] == "echo: one"
+    assert resume_over_api(client_for(operator, org), run.pk).status_code == 202
+    step = RunStep.objects.get(run=run, kind="tool_call")
+    assert step.detail["status"] == "settled" and step.detail["result"] == "echo: one"
     assert Run.objects.get(pk=run.pk).status == "completed"

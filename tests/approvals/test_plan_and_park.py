@@ -14,7 +14,9 @@ from .test_decide_and_resume import decide
 pytestmark = pytest.mark.django_db
 
 
-def test_the_plan_survives_a_park_and_the_resume_writes_it_back(org, member, operator, client_for):
+def test_the_plan_survives_a_park_and_the_resume_writes_it_back(
+    org, member, operator, client_for, resume_over_api
+):
     agent = gated_agent(org)  # add_task needs approval; write_plan does not
     conversation = Conversation.objects.create(
         organization=org, agent=agent, user=member, surface="chat"
@@ -37,7 +39,7 @@ def test_the_plan_survives_a_park_and_the_resume_writes_it_back(org, member, ope
     assert [i["content"] for i in parked.paused_state["plan"]] == ["Draw the chart"]
 
     decide(client_for(operator, org), ToolApproval.objects.get(run=parked).pk, "approve")
-    client_for(operator, org).post(f"/api/v1/runs/{parked.pk}/resume/")
+    assert resume_over_api(client_for(operator, org), parked.pk).status_code == 202
     assert Run.objects.get(pk=parked.pk).status == "completed"
     conversation.refresh_from_db()
     assert [i["content"] for i in conversation.plan] == ["Draw the chart", "Email the customer"]

@@ -9,6 +9,7 @@ from apps.approvals import services
 from apps.approvals.models import Question
 from apps.runs.events import frames_after
 from apps.runs.models import RunStep
+from apps.runs.resume import run_resume
 from tests.runs.factories import published_agent
 
 from .factories import run_now
@@ -47,7 +48,7 @@ def test_answering_continues_the_run_from_where_it_stopped(org, member, asking_a
     assert response.status_code == 200, response.content
     assert response.json()["status"] == "answered"
 
-    services.run_resume(run_id=run.pk)
+    run_resume(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == "completed"
     assert "Yes" in run.output

@@ -4,7 +4,8 @@ detail as a trace that names each tool, approval arguments as JSON."""
 import pytest
 
 from apps.approvals.models import ToolApproval
-from apps.approvals.services import approval_decide, run_resume
+from apps.approvals.services import approval_decide
+from apps.runs.resume import run_resume
 from tests.approvals.factories import ADD_ONE, gated_agent, run_now
 
 pytestmark = pytest.mark.django_db

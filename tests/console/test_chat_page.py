@@ -7,9 +7,10 @@ import re
 import pytest
 
 from apps.approvals.models import ToolApproval
-from apps.approvals.services import approval_decide, run_resume
+from apps.approvals.services import approval_decide
 from apps.audit.models import AuditEntry
 from apps.console.templatetags.console import chat_title, render_markdown
+from apps.runs.resume import run_resume
 from tests.approvals.factories import ADD_ONE, gated_agent, run_now
 
 pytestmark = pytest.mark.django_db

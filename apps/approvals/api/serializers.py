@@ -3,7 +3,6 @@
 from rest_framework import serializers
 
 from agenticos.params import IdField, StrictJSONMixin, validate_storable_json
-from apps.runs.api.serializers import RunSerializer
 
 
 class DecideSerializer(StrictJSONMixin, serializers.Serializer):
@@ -80,11 +79,3 @@ class RunQuestionsSerializer(serializers.Serializer):
     run_id = serializers.IntegerField()
     status = serializers.CharField()
     questions = QuestionRowSerializer(many=True)
-
-
-class ResumeReportSerializer(serializers.Serializer):
-    """The resumed run, the approved calls' own results and the continuation's tool calls."""
-
-    run = RunSerializer()
-    settled = serializers.ListField(child=serializers.JSONField())
-    steps = serializers.ListField(child=serializers.JSONField())

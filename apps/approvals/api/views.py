@@ -1,9 +1,9 @@
-"""The approvals API: the queue and log, deciding, the export, a run's parked calls, resuming,
-and questions. Thin: parse, call a selector or a service, shape."""
+"""The approvals API: the queue and log, deciding, the export. Thin: parse, call a selector or a
+service, shape. A run's own endpoints (its parked calls, its questions, answering, resuming) are
+the runs API's (apps/runs/api/views.py): approvals sits below runs and never imports it."""
 
 from __future__ import annotations
 
-from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -15,24 +15,11 @@ from apps.orgs.api.exceptions import Conflict
 from apps.orgs.api.negotiation import FileDownloadNegotiation
 from apps.orgs.api.schema import MOMENT_SCHEMA, ErrorSerializer
 from apps.orgs.permissions import APPROVALS_DECIDE
-from apps.runs.api.serializers import RunSerializer
-from apps.runs.models import Run
 
 from .. import selectors, services
 from ..choices import ApprovalStatus
 from ..exports import approvals_export
-from ..models import Question
-from ..parking import continuation_report
-from .serializers import (
-    AnswerSerializer,
-    ApprovalPageSerializer,
-    ApprovalRowSerializer,
-    DecideSerializer,
-    ParkedCallsSerializer,
-    QuestionRowSerializer,
-    ResumeReportSerializer,
-    RunQuestionsSerializer,
-)
+from .serializers import ApprovalPageSerializer, ApprovalRowSerializer, DecideSerializer
 
 FILTER_PARAMETERS = [
     OpenApiParameter(
@@ -120,122 +107,3 @@ class ApprovalExportView(APIView):
             params=request.query_params,
             surface="api",
         ).response()
-
-
-def _run_of_org(request, pk) -> Run:
-    run = (
-        Run.objects.filter(organization=request.organization, pk=pk)
-        .select_related("organization", "user")
-        .first()
-    )
-    if run is None:
-        raise Http404
-    return run
-
-
-class RunParkedView(APIView):
-    """`GET /runs/{id}/parked/` (approvals:decide): the calls waiting for a decision — the approval,
-    the tool and its arguments — so a chat rebuilds its approval card after a reload. Empty for a
-    run that is not parked."""
-
-    required_permission = APPROVALS_DECIDE
-
-    @extend_schema(responses={200: ParkedCallsSerializer})
-    def get(self, request, pk: int):
-        run = _run_of_org(request, pk)
-        return Response(
-            {
-                "run_id": run.pk,
-                "status": run.status,
-                "calls": [selectors.approval_row(a) for a in selectors.parked_calls(run)],
-            }
-        )
-
-
-class RunResumeView(APIView):
-    """`POST /runs/{id}/resume/` (approvals:decide): continue a parked run whose calls are all
-    decided. Answers the run, the approved calls' own results (`settled`) and the continuation's
-    tool calls in order with what each returned (`steps`). A spec that no longer builds is a 409
-    naming why; the decisions are kept and the run stays resumable."""
-
-    required_permission = APPROVALS_DECIDE
-
-    @extend_schema(
-        request=None,
-        responses={
-            200: ResumeReportSerializer,
-            409: OpenApiResponse(
-                response=ErrorSerializer,
-                description="Not resumable now (calls undecided, or the spec no longer builds).",
-            ),
-        },
-    )
-    def post(self, request, pk: int):
-        run = _run_of_org(request, pk)
-        history_length = (run.paused_state or {}).get("history_length", 0)
-        try:
-            services.run_resume(run_id=run.pk)
-        except services.ResumeRefused as exc:
-            raise Conflict(exc.sentence) from exc
-        except services.AlreadyDecided as exc:
-            raise Conflict(str(exc)) from exc
-        run.refresh_from_db()
-        return Response(
-            {"run": RunSerializer(run).data, **continuation_report(run, history_length)}
-        )
-
-
-class RunQuestionsView(APIView):
-    """`GET /runs/{id}/questions/`: the question card a run is waiting on (any device re-reads it)."""
-
-    @extend_schema(responses={200: RunQuestionsSerializer})
-    def get(self, request, pk: int):
-        run = selectors.run_visible_to(request.user, request.organization, pk)
-        if run is None:
-            raise Http404
-        return Response(
-            {
-                "run_id": run.pk,
-                "status": run.status,
-                "questions": [selectors.question_row(q) for q in selectors.run_questions(run)],
-            }
-        )
-
-
-class RunAnswersView(APIView):
-    """`POST /runs/{id}/answers/` `{"question_id"?, "answers": [{"header", "selected": [...],
-    "custom_answer"?}], "declined": false}`: only the person who was asked may answer."""
-
-    @extend_schema(
-        request=AnswerSerializer,
-        responses={
-            200: QuestionRowSerializer,
-            409: OpenApiResponse(
-                response=ErrorSerializer, description="Not waiting for an answer, or answered."
-            ),
-        },
-    )
-    def post(self, request, pk: int):
-        run = selectors.run_visible_to(request.user, request.organization, pk)
-        if run is None:
-            raise Http404
-        data = AnswerSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = data.validated_data
-        pending = Question.objects.filter(run=run).order_by("created_at", "pk")
-        if values.get("question_id") is not None:
-            question = get_object_or_404(pending, pk=values["question_id"])
-        else:
-            question = pending.filter(status="pending").first()
-            if question is None:
-                raise Conflict("This run is not waiting for an answer.")
-        try:
-            question = services.question_answer(
-                actor=request.user,
-                question=question,
-                answers=values.get("answers"),
-                declined=values.get("declined", False),
-            )
-        except services.AlreadyDecided as exc:
-            raise Conflict(str(exc)) from exc
-        return Response(selectors.question_row(question))

@@ -3,10 +3,25 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from .views import RunExportView, RunViewSet
+from .views import (
+    RunAnswersView,
+    RunExportView,
+    RunParkedView,
+    RunQuestionsView,
+    RunResumeView,
+    RunViewSet,
+)
 
 router = SimpleRouter()
 router.register("runs", RunViewSet, basename="run")
 
 # Before the router: its runs/<pk>/ would otherwise take "export" for an id.
-urlpatterns = [path("runs/export/", RunExportView.as_view(), name="run-export"), *router.urls]
+urlpatterns = [
+    path("runs/export/", RunExportView.as_view(), name="run-export"),
+    # A run's waits: its parked calls and questions, answering, resuming (apps.approvals decides).
+    path("runs/<int:pk>/parked/", RunParkedView.as_view(), name="run-parked"),
+    path("runs/<int:pk>/resume/", RunResumeView.as_view(), name="run-resume"),
+    path("runs/<int:pk>/questions/", RunQuestionsView.as_view(), name="run-questions"),
+    path("runs/<int:pk>/answers/", RunAnswersView.as_view(), name="run-answers"),
+    *router.urls,
+]

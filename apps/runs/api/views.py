@@ -1,12 +1,18 @@
-"""Runs over the API: start one, read the history, read one and its transcript, cancel one.
-Parse, call a service or a selector, shape."""
+"""Runs over the API: start one, read the history, read one and its transcript, cancel one; its
+parked calls, its questions, answering one, and resuming it. Parse, call a service or a
+selector, shape."""
 
 from __future__ import annotations
 
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -15,10 +21,20 @@ from rest_framework.views import APIView
 from agenticos import params as parsing
 from agenticos.params import ID_PATH_PATTERN
 from apps.agents.selectors import agent_for
+from apps.approvals import selectors as approval_selectors
+from apps.approvals import services as approval_services
+from apps.approvals.api.serializers import (
+    AnswerSerializer,
+    ParkedCallsSerializer,
+    QuestionRowSerializer,
+    RunQuestionsSerializer,
+)
+from apps.approvals.models import Question
 from apps.orgs import permissions as perms
+from apps.orgs.api.exceptions import Conflict
 from apps.orgs.api.negotiation import FileDownloadNegotiation
-from apps.orgs.api.schema import MOMENT_SCHEMA
-from apps.runs import selectors, services
+from apps.orgs.api.schema import MOMENT_SCHEMA, ErrorSerializer
+from apps.runs import resume, selectors, services
 from apps.runs.choices import RunStatus, Surface
 from apps.runs.exports import runs_export
 from apps.runs.filters import ORDERS, RATINGS, TOOK_OVER_MS_MAX, parse_run_history
@@ -160,3 +176,127 @@ class RunExportView(APIView):
             params=request.query_params,
             surface="api",
         ).response()
+
+
+def _run_for_decider(request, pk) -> Run:
+    run = selectors.run_for_decider(request.organization, pk)
+    if run is None:
+        raise Http404
+    return run
+
+
+def _run_for_reader(request, pk) -> Run:
+    run = selectors.run_for_reader(request.user, request.organization, pk)
+    if run is None:
+        raise Http404
+    return run
+
+
+class RunParkedView(APIView):
+    """`GET /runs/{id}/parked/` (approvals:decide): the calls waiting for a decision — the approval,
+    the tool and its arguments — so a chat rebuilds its approval card after a reload. Empty for a
+    run that is not parked."""
+
+    required_permission = perms.APPROVALS_DECIDE
+
+    @extend_schema(responses={200: ParkedCallsSerializer})
+    def get(self, request, pk: int):
+        run = _run_for_decider(request, pk)
+        calls = (
+            approval_selectors.parked_calls(run)
+            if run.status == RunStatus.AWAITING_APPROVAL
+            else []
+        )
+        return Response(
+            {
+                "run_id": run.pk,
+                "status": run.status,
+                "calls": [approval_selectors.approval_row(a) for a in calls],
+            }
+        )
+
+
+class RunResumeView(APIView):
+    """`POST /runs/{id}/resume/` (approvals:decide): continue a parked run whose calls are all
+    decided. Checked now and answered `202` with the run, still parked: a worker continues it,
+    exactly as after the last decision (follow it on the run's stream or `GET runs/{id}/`). A run
+    with calls still undecided, one that is not parked, or one whose spec no longer builds is a
+    409 naming why; the decisions are kept and the run stays resumable."""
+
+    required_permission = perms.APPROVALS_DECIDE
+
+    @extend_schema(
+        request=None,
+        responses={
+            202: OpenApiResponse(
+                response=RunSerializer, description="The continuation is queued for a worker."
+            ),
+            409: OpenApiResponse(
+                response=ErrorSerializer,
+                description="Not resumable now (not parked, calls undecided, or the spec no "
+                "longer builds).",
+            ),
+        },
+    )
+    def post(self, request, pk: int):
+        run = _run_for_decider(request, pk)
+        try:
+            run = resume.run_resume_request(run=run)
+        except resume.ResumeRefused as exc:
+            raise Conflict(exc.sentence) from exc
+        return Response(RunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class RunQuestionsView(APIView):
+    """`GET /runs/{id}/questions/`: the question card a run is waiting on (any device re-reads it)."""
+
+    @extend_schema(responses={200: RunQuestionsSerializer})
+    def get(self, request, pk: int):
+        run = _run_for_reader(request, pk)
+        return Response(
+            {
+                "run_id": run.pk,
+                "status": run.status,
+                "questions": [
+                    approval_selectors.question_row(q)
+                    for q in approval_selectors.run_questions(run)
+                ],
+            }
+        )
+
+
+class RunAnswersView(APIView):
+    """`POST /runs/{id}/answers/` `{"question_id"?, "answers": [{"header", "selected": [...],
+    "custom_answer"?}], "declined": false}`: only the person who was asked may answer."""
+
+    @extend_schema(
+        request=AnswerSerializer,
+        responses={
+            200: QuestionRowSerializer,
+            409: OpenApiResponse(
+                response=ErrorSerializer, description="Not waiting for an answer, or answered."
+            ),
+        },
+    )
+    def post(self, request, pk: int):
+        run = _run_for_reader(request, pk)
+        data = AnswerSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        pending = Question.objects.filter(run=run).order_by("created_at", "pk")
+        if values.get("question_id") is not None:
+            question = get_object_or_404(pending, pk=values["question_id"])
+        else:
+            question = pending.filter(status="pending").first()
+            if question is None:
+                raise Conflict("This run is not waiting for an answer.")
+        try:
+            question = approval_services.question_answer(
+                actor=request.user,
+                question=question,
+                answers=values.get("answers"),
+                declined=values.get("declined", False),
+            )
+        except approval_services.AlreadyDecided as exc:
+            raise Conflict(str(exc)) from exc
+        return Response(approval_selectors.question_row(question))

@@ -1,4 +1,8 @@
-"""What happens when a run stops with calls waiting on a person, and when it comes back.
+"""What happens to a run that stops with calls waiting on a person, and when it comes back.
+
+The run's side of a wait, owned by the runs app like every other Run write: the approval and
+question rows themselves are opened through ``apps.approvals.services`` (approvals sits below
+runs and never writes a Run row; it tells runs about decisions through its hooks).
 
 The runner calls :func:`after_run` inside the transaction that books the run's end, so the run's
 status, its approval rows, its question cards and its parked steps commit together:
@@ -21,21 +25,18 @@ at the moment it parked.
 from __future__ import annotations
 
 from django.db import transaction
-from django.utils import timezone
 from pydantic_ai.messages import (
     ModelMessagesTypeAdapter,
     ModelRequest,
-    ModelResponse,
     ToolCallPart,
     ToolReturnPart,
 )
 
-from apps.runs.choices import RunStatus, StepKind
-from apps.runs.models import Run, RunStep
+from apps.approvals import services as approvals
+from apps.approvals.gate import ASK_TOOL_NAME
 
-from .choices import ApprovalStatus, DecidedVia
-from .gate import ASK_TOOL_NAME
-from .models import Question, ToolApproval
+from .choices import PARKED_STATUSES, RunStatus, StepKind
+from .models import Run, RunStep
 
 STEP_AWAITING_APPROVAL = "awaiting_approval"
 STEP_AWAITING_ANSWER = "awaiting_answer"
@@ -82,10 +83,8 @@ def _park(run: Run, prepared, deferred, messages) -> list[dict]:
     parked: list[dict] = []
     for call in deferred.approvals:
         meta = deferred.metadata.get(call.tool_call_id, {}) or {}
-        approval = ToolApproval.objects.create(
-            organization_id=run.organization_id,
+        approval = approvals.approval_open(
             run=run,
-            agent_id=run.agent_id,
             tool_call_id=call.tool_call_id,
             tool_name=call.tool_name,
             tool_id=meta.get("tool_id", ""),
@@ -121,12 +120,8 @@ def _park(run: Run, prepared, deferred, messages) -> list[dict]:
     for call in deferred.calls:
         if call.tool_name != ASK_TOOL_NAME:
             continue
-        question = Question.objects.create(
-            organization_id=run.organization_id,
-            run=run,
-            asked_user_id=run.user_id,
-            tool_call_id=call.tool_call_id,
-            questions=_questions_of(call),
+        question = approvals.question_open(
+            run=run, tool_call_id=call.tool_call_id, questions=_questions_of(call)
         )
         RunStep.objects.create(
             run=run,
@@ -163,8 +158,9 @@ def _park(run: Run, prepared, deferred, messages) -> list[dict]:
     plan = _plan_of(prepared)
     if plan is not None:
         state["plan"] = plan
-    # A parked run has not ended: run_finish stamped ended_at, the wait clears it.
-    Run.objects.filter(pk=run.pk).update(paused_state=state, ended_at=None)
+    # run_finish booked the segment (status awaiting_*, its spend); the wait is not an end, so
+    # the parked state is written without an ended_at (run_finish is told it is parking).
+    Run.objects.filter(pk=run.pk, status__in=PARKED_STATUSES).update(paused_state=state)
     return frames
 
 
@@ -199,29 +195,7 @@ def _settle(run: Run, messages) -> None:
         }
         step.save(update_fields=["detail"])
         if step.detail.get("approval_id"):
-            ToolApproval.objects.filter(pk=step.detail["approval_id"]).update(result=content)
-
-
-def _write_standing(run: Run, gate) -> None:
-    now = timezone.now()
-    for waived in gate.waived:
-        ToolApproval.objects.get_or_create(
-            run=run,
-            tool_call_id=waived.tool_call_id,
-            defaults={
-                "organization_id": run.organization_id,
-                "agent_id": run.agent_id,
-                "tool_name": waived.tool_name,
-                "tool_id": waived.tool_id,
-                "capability_id": waived.capability_id,
-                "arguments": waived.arguments,
-                "status": ApprovalStatus.APPROVED,
-                "decided_via": DecidedVia.STANDING,
-                "decided_by_id": run.user_id,
-                "decided_at": now,
-                "note": "Approved by standing consent for this conversation (approve everything); nobody read the arguments before the call.",
-            },
-        )
+            approvals.approval_record_result(approval_id=step.detail["approval_id"], result=content)
 
 
 def after_run(*, run: Run, prepared, deferred, messages, resumed: bool) -> list[dict]:
@@ -229,7 +203,7 @@ def after_run(*, run: Run, prepared, deferred, messages, resumed: bool) -> list[
     frames: list[dict] = []
     gate = getattr(prepared, "approval_gate", None) if prepared is not None else None
     if gate is not None and gate.waived:
-        _write_standing(run, gate)
+        approvals.approvals_record_standing(run=run, waived=gate.waived)
     if resumed:
         _settle(run, messages)
         Run.objects.filter(pk=run.pk).update(paused_state=None)
@@ -267,41 +241,3 @@ def _alert_budget(run_id: int) -> None:
         notify_org_cap_reached(organization=run.organization, limit_usd=refusal.get("limit_usd"))
     else:
         notify_agent_budget_reached(agent=run.agent, limit_usd=refusal.get("limit_usd"))
-
-
-def continuation_report(run: Run, history_length: int) -> dict:
-    """What a continuation did: the settled parked calls, and its own tool calls in order with
-    what each returned (seed 003: "Una continuación dice lo que hizo")."""
-    messages = ModelMessagesTypeAdapter.validate_python(run.transcript or [])
-    new = messages[history_length:]
-    returns = _returns_in(new)
-    own_calls: list[ToolCallPart] = [
-        part
-        for message in new
-        if isinstance(message, ModelResponse)
-        for part in message.parts
-        if isinstance(part, ToolCallPart)
-    ]
-    own_ids = {call.tool_call_id for call in own_calls}
-    settled = [
-        {
-            "tool_call_id": call_id,
-            "tool_name": part.tool_name,
-            "outcome": part.outcome or "success",
-            "result": part.model_response_str(),
-        }
-        for call_id, part in returns.items()
-        if call_id not in own_ids
-    ]
-    steps = [
-        {
-            "tool_call_id": call.tool_call_id,
-            "tool_name": call.tool_name,
-            "args": _args(call),
-            "result": returns[call.tool_call_id].model_response_str()
-            if call.tool_call_id in returns
-            else None,
-        }
-        for call in own_calls
-    ]
-    return {"settled": settled, "steps": steps}

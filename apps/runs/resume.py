@@ -1,0 +1,80 @@
+"""A parked run comes back: once every call is decided (a decision, an answer, or
+``POST runs/{id}/resume/``), the resume is enqueued on commit and a worker continues the run
+through the same ``prepare()`` funnel as a new one.
+
+The approvals app decides; it tells this module through ``on_run_calls_decided`` (registered in
+``apps/runs/apps.py``), and never touches the run itself.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+
+from apps.approvals.services import deferred_results_for, pending_for_run
+
+from .choices import PARKED_STATUSES
+from .models import Run
+from .runner import RunNotRunnable, execute_run, prepare
+
+logger = logging.getLogger(__name__)
+
+
+class ResumeRefused(Exception):
+    """The run cannot be continued now; the sentence says why. Its decisions are kept."""
+
+    def __init__(self, sentence: str) -> None:
+        self.sentence = sentence
+        super().__init__(sentence)
+
+
+def _enqueue_resume(run_id: int) -> None:
+    from .tasks import resume_run_task
+
+    resume_run_task.delay(run_id)
+
+
+def run_calls_decided(*, run_id: int) -> None:
+    """The approvals hook: nothing of run ``run_id`` is pending. A run still parked is resumed
+    once the decision commits (a cancelled one stays as it is)."""
+    if Run.objects.filter(pk=run_id, status__in=PARKED_STATUSES).exists():
+        transaction.on_commit(lambda: _enqueue_resume(run_id))
+
+
+def _resumable(run_id: int) -> Run:
+    """The parked run, every call decided and its spec still assembling; else ``ResumeRefused``
+    (a spec that stopped building keeps every decision and leaves the run parked, so resuming
+    works again as soon as the spec does)."""
+    run = Run.objects.select_related("organization", "agent", "agent_version", "user").get(
+        pk=run_id
+    )
+    if run.status not in PARKED_STATUSES:
+        raise ResumeRefused(f"The run is {run.status}, not parked.")
+    if pending_for_run(run.pk):
+        raise ResumeRefused("The run still has calls waiting for a decision or an answer.")
+    try:
+        prepare(run, resume=True)
+    except RunNotRunnable as exc:
+        sentence = f"The run could not continue yet: {exc.sentence} The decisions are kept; resume it once the agent runs again."
+        Run.objects.filter(pk=run.pk).update(error=sentence[:500])
+        logger.info("run %s: resume refused: %s", run.pk, exc.sentence)
+        raise ResumeRefused(sentence) from exc
+    Run.objects.filter(pk=run.pk).update(error="")
+    return run
+
+
+def run_resume_request(*, run: Run) -> Run:
+    """``POST runs/{id}/resume/``: check now that the run can continue (a refusal is the caller's
+    409, with the sentence), then enqueue the continuation on commit, like a decision does."""
+    _resumable(run.pk)
+    transaction.on_commit(lambda: _enqueue_resume(run.pk))
+    run.refresh_from_db()
+    return run
+
+
+def run_resume(*, run_id: int) -> str | None:
+    """Continue a parked run whose calls are all decided (the resume task's body). Returns the
+    run's status after the continuation; ``ResumeRefused`` when it cannot continue now."""
+    run = _resumable(run_id)
+    return execute_run(run.pk, resume=True, deferred_tool_results=deferred_results_for(run))
