@@ -40,9 +40,10 @@ def export_actions(table, *, noun: str, date_field: str):
     from apps.audit.selectors import Window
     from apps.orgs.models import Organization
 
-    table = replace(
-        table, date_field=date_field, ordering=(date_field, "pk"), formats=("csv", "jsonl")
-    )
+    # A table already dated by this field keeps its own order (the audit trail's is by chain
+    # sequence within a moment).
+    ordering = table.ordering if table.date_field == date_field else (date_field, "pk")
+    table = replace(table, date_field=date_field, ordering=ordering, formats=("csv", "jsonl"))
 
     def export(modeladmin, request, queryset, fmt: str):
         selected = queryset.order_by()

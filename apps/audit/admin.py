@@ -2,60 +2,12 @@
 
 from __future__ import annotations
 
-from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
-from django.db.models import Max, Min
+from django.contrib import admin
 
-from agenticos.admin_base import ReadOnlyAdmin
-from apps.orgs.models import Organization
+from agenticos.admin_base import ReadOnlyAdmin, export_actions
 
-from .exports import AUDIT_TABLE, build_export
+from .exports import AUDIT_TABLE
 from .models import AuditEntry, ImpersonationSession
-from .selectors import Window
-
-
-def _export(modeladmin, request, queryset, fmt: str):
-    """Export the selected entries through the same exporter (and audit entry) as the API."""
-    selected = queryset.order_by()
-    span = selected.aggregate(start=Min("created_at"), end=Max("created_at"))
-    if span["start"] is None:
-        modeladmin.message_user(request, "Nothing selected to export.", messages.WARNING)
-        return None
-    organization_ids = sorted(set(selected.values_list("organization_id", flat=True).distinct()))
-    # An export of one organization's entries is recorded in that organization's own trail, so
-    # its auditors see that an app admin took it; a mixed selection goes to the deployment chain.
-    organization = None
-    if len(organization_ids) == 1 and organization_ids[0] is not None:
-        organization = Organization.objects.filter(pk=organization_ids[0]).first()
-    filters = {key: request.GET.getlist(key) for key in request.GET if key not in ("o", "p")}
-    filters["organization_ids"] = organization_ids
-    try:
-        result = build_export(
-            table=AUDIT_TABLE,
-            queryset=queryset,
-            window=Window(span["start"], span["end"]),
-            filters=filters,
-            fmt=fmt,
-            actor=request.user,
-            organization=organization,
-            surface="admin",
-        )
-    except ValidationError as error:
-        modeladmin.message_user(
-            request, "Not exported: " + " ".join(error.messages), messages.ERROR
-        )
-        return None
-    return result.response()
-
-
-@admin.action(description="Export selected entries as CSV (recorded in the trail)")
-def export_csv(modeladmin, request, queryset):
-    return _export(modeladmin, request, queryset, "csv")
-
-
-@admin.action(description="Export selected entries as JSONL (recorded in the trail)")
-def export_jsonl(modeladmin, request, queryset):
-    return _export(modeladmin, request, queryset, "jsonl")
 
 
 @admin.register(AuditEntry)
@@ -74,7 +26,8 @@ class AuditEntryAdmin(ReadOnlyAdmin):
     list_filter = ("action", "created_at", "organization", "chain")
     search_fields = ("action", "actor_label", "subject_label", "=subject_id", "subject_type")
     ordering = ("-created_at", "-id")
-    actions = [export_csv, export_jsonl]
+    # The one exporter's rules (selection's span as the window, 10,000-row cap, its own entry).
+    actions = export_actions(AUDIT_TABLE, noun="entries", date_field="created_at")
     show_full_result_count = False
     fields = (
         "created_at",

@@ -189,7 +189,7 @@ def test_the_admin_export_action_uses_the_same_exporter_and_is_audited(
 
     response = client.post(
         "/admin/audit/auditentry/",
-        {"action": "export_jsonl", ACTION_CHECKBOX_NAME: selected, "index": 0},
+        {"action": "export_audit_jsonl", ACTION_CHECKBOX_NAME: selected, "index": 0},
     )
 
     assert response.status_code == 200, response.content[:500]
