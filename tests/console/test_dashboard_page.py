@@ -1,6 +1,8 @@
 """The Dashboard says what needs attention (issue 15): calls waiting for a decision, the latest
 runs that ended badly, and the agents' month — not only the budget meter."""
 
+from decimal import Decimal
+
 import pytest
 
 from apps.runs.models import Run
@@ -42,3 +44,14 @@ def test_offline_money_is_labelled_simulated_on_the_dashboard_and_the_spend_page
     client.force_login(owner)
     assert 'id="dashboard-simulated"' in client.get("/").content.decode()
     assert 'id="spend-simulated"' in client.get("/spend/").content.decode()
+
+
+def test_one_money_format_cents_on_totals_and_a_sub_cent_amount_never_reads_as_free():
+    from apps.console.templatetags.console import money
+    from apps.spend.charts import usd
+
+    assert money("1234.5") == "$1,234.50" == usd(Decimal("1234.5"))
+    assert money("0.003") == "$0.0030" == usd(Decimal("0.003"))
+    assert money("0") == "$0.00"
+    assert money("0.000123", 6) == "$0.000123"  # a per-request cost asks for its digits
+    assert money(None) == "—"

@@ -18,6 +18,8 @@ from django import template
 from django.utils.safestring import mark_safe
 from markdown_it import MarkdownIt
 
+from apps.spend.charts import usd
+
 register = template.Library()
 
 _TAGS = {
@@ -54,14 +56,18 @@ def markdown_filter(text: str) -> str:
 
 
 @register.filter
-def money(value, digits: int = 2) -> str:
-    """One money format: dollars with cents on totals; more digits only where asked."""
+def money(value, digits: int | None = None) -> str:
+    """One money format, the Spend page's (``apps.spend.charts.usd``): dollars to the cent on
+    totals, a sub-cent amount with four places so it never reads as free; ``digits`` only where a
+    per-request cost needs more."""
     if value is None or value == "":
         return "—"
     try:
         amount = Decimal(str(value))
     except InvalidOperation:
         return str(value)
+    if digits is None:
+        return usd(amount)
     return f"${amount:,.{int(digits)}f}"
 
 
