@@ -84,6 +84,27 @@ class ContextUsageFrame(TypedDict, total=False):
     ratio: float
 
 
+class ToolApprovalRequiredFrame(TypedDict):
+    """A gated call parked its run; the person decides it by ``approval_id``."""
+
+    type: Literal["tool_approval_required"]
+    approval_id: int
+    tool_call_id: str
+    tool_name: str
+    args: dict
+    # The delegate the call would reach, when a delegation asks (none yet).
+    delegate: dict | None
+
+
+class QuestionFrame(TypedDict):
+    """The agent asked the person (``ask_user_question``); they answer by ``question_id``."""
+
+    type: Literal["question"]
+    question_id: int
+    tool_call_id: str
+    questions: list
+
+
 class _RunFinishedFields(TypedDict):
     type: Literal["run_finished"]
     status: str

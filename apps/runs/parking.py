@@ -36,6 +36,7 @@ from apps.approvals import services as approvals
 from apps.approvals.gate import ASK_TOOL_NAME
 
 from .choices import PARKED_STATUSES, RunStatus, StepKind
+from .events import QuestionFrame, ToolApprovalRequiredFrame
 from .models import Run, RunStep
 
 STEP_AWAITING_APPROVAL = "awaiting_approval"
@@ -108,14 +109,14 @@ def _park(run: Run, prepared, deferred, messages) -> list[dict]:
             {"kind": "approval", "tool_call_id": call.tool_call_id, "approval_id": approval.pk}
         )
         frames.append(
-            {
-                "type": "tool_approval_required",
-                "approval_id": approval.pk,
-                "tool_call_id": call.tool_call_id,
-                "tool_name": call.tool_name,
-                "args": approval.arguments,
-                "delegate": None,
-            }
+            ToolApprovalRequiredFrame(
+                type="tool_approval_required",
+                approval_id=approval.pk,
+                tool_call_id=call.tool_call_id,
+                tool_name=call.tool_name,
+                args=approval.arguments,
+                delegate=None,
+            )
         )
     for call in deferred.calls:
         if call.tool_name != ASK_TOOL_NAME:
@@ -140,12 +141,12 @@ def _park(run: Run, prepared, deferred, messages) -> list[dict]:
             {"kind": "question", "tool_call_id": call.tool_call_id, "question_id": question.pk}
         )
         frames.append(
-            {
-                "type": "question",
-                "question_id": question.pk,
-                "tool_call_id": call.tool_call_id,
-                "questions": question.questions,
-            }
+            QuestionFrame(
+                type="question",
+                question_id=question.pk,
+                tool_call_id=call.tool_call_id,
+                questions=question.questions,
+            )
         )
     dumped = ModelMessagesTypeAdapter.dump_python(messages or [], mode="json")
     state = {

@@ -199,10 +199,9 @@ def test_a_runs_frames_hold_every_requests_cost_in_order_before_the_end(org, mem
     assert sum(Decimal(frame["cost_usd"]) for frame in costs) == Run.objects.get(pk=run.pk).cost_usd
 
 
-@pytest.mark.django_db
-def test_every_frame_a_run_sends_matches_its_typed_definition(org, member, echo_toolset):
-    """apps/runs/events.py defines each frame the runner sends; a frame with a key its type does
-    not declare, or without one it requires, is a contract change clients would discover first."""
+def _assert_typed(frames) -> None:
+    """Every frame has only keys its definition in apps/runs/events.py declares, and all it
+    requires."""
     from typing import get_type_hints
 
     from apps.runs import events
@@ -213,10 +212,26 @@ def test_every_frame_a_run_sends_matches_its_typed_definition(org, member, echo_
         "thinking_delta": events.ThinkingDeltaFrame,
         "tool_call": events.ToolCallFrame,
         "tool_result": events.ToolResultFrame,
+        "tool_approval_required": events.ToolApprovalRequiredFrame,
+        "question": events.QuestionFrame,
         "cost": events.CostFrame,
         "context_usage": events.ContextUsageFrame,
         "run_finished": events.RunFinishedFrame,
     }
+    for frame in frames:
+        definition = typed[frame["type"]]
+        declared = set(get_type_hints(definition)) | {"seq", "run_id"}
+        assert set(frame) <= declared, (frame["type"], set(frame) - declared)
+        assert definition.__required_keys__ <= set(frame), (
+            frame["type"],
+            definition.__required_keys__ - set(frame),
+        )
+
+
+@pytest.mark.django_db
+def test_every_frame_a_run_sends_matches_its_typed_definition(org, member, echo_toolset):
+    """apps/runs/events.py defines each frame the runner sends; a frame with a key its type does
+    not declare, or without one it requires, is a contract change clients would discover first."""
     agent = published_agent(org, capabilities=[{"id": echo_toolset}])
     run = run_now(member, org, agent, '/call echo {"text": "one"}')
 
@@ -228,11 +243,19 @@ def test_every_frame_a_run_sends_matches_its_typed_definition(org, member, echo_
         "cost",
         "run_finished",
     }
-    for frame in frames:
-        definition = typed[frame["type"]]
-        declared = set(get_type_hints(definition)) | {"seq", "run_id"}
-        assert set(frame) <= declared, (frame["type"], set(frame) - declared)
-        assert definition.__required_keys__ <= set(frame), (
-            frame["type"],
-            definition.__required_keys__ - set(frame),
-        )
+    _assert_typed(frames)
+
+
+@pytest.mark.django_db
+def test_the_frames_a_parked_run_sends_match_their_typed_definitions(org, owner):
+    from tests.approvals.factories import ADD_ONE, gated_agent
+    from tests.approvals.factories import run_now as run_on_surface
+
+    parked = run_on_surface(owner, org, gated_agent(org), ADD_ONE, surface="chat")
+    asker = published_agent(org, name="Asker", capabilities=[{"id": "ask_user"}])
+    asked = run_on_surface(owner, org, asker, "/ask Shall I send it?", surface="chat")
+    assert (parked.status, asked.status) == ("awaiting_approval", "awaiting_answer")
+
+    frames = frames_after(parked.pk) + frames_after(asked.pk)
+    assert {frame["type"] for frame in frames} >= {"tool_approval_required", "question"}
+    _assert_typed(frames)
