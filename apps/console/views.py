@@ -52,6 +52,12 @@ def _error_text(error: ValidationError) -> str:
     return " ".join(error.messages)
 
 
+def _errors_onto(form, error: ValidationError) -> None:
+    """A service's refusal shown on the form: each message on its field, the rest above it."""
+    for field, problems in error.message_dict.items():
+        form.add_error(field if field in form.fields else None, problems)
+
+
 @login_required
 def dashboard(request):
     organization = _organization(request)
@@ -316,8 +322,7 @@ def model_profiles(request):
                 actor=request.user, organization=organization, **form.cleaned_data
             )
         except ValidationError as error:
-            for field, problems in error.message_dict.items():
-                form.add_error(field if field in form.fields else None, problems)
+            _errors_onto(form, error)
         else:
             messages.success(request, f"Model profile {profile.label} added.")
             return redirect("console:model-profiles")
@@ -366,8 +371,7 @@ def model_profile_edit(request, profile_id: int):
         try:
             agent_services.model_profile_update(actor=request.user, profile=profile, **changes)
         except ValidationError as error:
-            for field, problems in error.message_dict.items():
-                form.add_error(field if field in form.fields else None, problems)
+            _errors_onto(form, error)
         else:
             messages.success(request, f"Model profile {changes['label']} saved.")
             return redirect("console:model-profiles")
