@@ -1,5 +1,6 @@
-"""Reads of context files, scoped to the caller's organization (another organization's file is
-invisible, the same as one that never existed)."""
+"""Reads of the memory app, scoped to the caller: context files to the caller's organization
+(another organization's file is invisible, the same as one that never existed); memory notes to
+the person they are about, and to the one store a run's audience reaches."""
 
 from __future__ import annotations
 
@@ -9,7 +10,11 @@ from dataclasses import dataclass
 from django.db.models import QuerySet
 from django.db.models.functions import Length
 
-from .models import ContextFile
+from apps.capabilities.tools.memory_files import INDEX_NAME, MemoryAccess
+
+from .models import ContextFile, MemoryNote
+from .ownership import memory_scope
+from .stores import DatabaseNoteStore
 
 
 def context_files_for(organization) -> QuerySet[ContextFile]:
@@ -92,3 +97,48 @@ def missing_context_ids(organization_id: int, context_ids: Iterable[int]) -> lis
         )
     )
     return [i for i in ids if i not in found]
+
+
+# --- memory notes -------------------------------------------------------------------------------
+
+
+def memory_for_run(
+    *, organization, agent_id: int, run_id: int | None, audience, blocking=None
+) -> MemoryAccess:
+    """The one store a run touches (``ownership.memory_scope``), with MEMORY.md read now where it
+    is injected (one-to-one only). A run never reaches another store."""
+    scope = memory_scope(audience, personal_memory_allowed=organization.allow_personal_memory)
+    extra = {"blocking": blocking} if blocking is not None else {}
+    if scope.owner is None:
+        return MemoryAccess(store=None, reason=scope.reason, **extra)
+    store = DatabaseNoteStore(
+        organization_id=organization.pk,
+        agent_id=agent_id,
+        owner=scope.owner,
+        run_id=run_id,
+        actor_id=audience.user_id,
+    )
+    index = store.read_note(INDEX_NAME) if scope.inject_index else None
+    return MemoryAccess(
+        store=store, writable=scope.writable, reason=scope.reason, index=index, **extra
+    )
+
+
+def memory_notes_of_person(user, organization) -> QuerySet[MemoryNote]:
+    """Settings → Memory: every note agents of this organization wrote about ``user`` (the
+    person's own store; group chats' notes belong to the chat), with the agent that wrote it."""
+    return (
+        MemoryNote.objects.filter(organization=organization, owner_user=user, chat_key="")
+        .select_related("agent")
+        .annotate(body_chars=Length("body"))
+        .order_by("agent__name", "agent_id", "name")
+    )
+
+
+def memory_note_of_person(user, organization, pk) -> MemoryNote | None:
+    """One of the person's own notes; None for anyone else's (invisible, not forbidden)."""
+    try:
+        pk = int(pk)
+    except (TypeError, ValueError):
+        return None
+    return memory_notes_of_person(user, organization).filter(pk=pk).first()

@@ -56,7 +56,8 @@ from apps.capabilities.tools.chart_svg import render_chart_svg
 from apps.capabilities.tools.charts import chart_artifact
 from apps.capabilities.tools.failures import LastAttemptArguments
 from apps.capabilities.tools.sources import sources_of
-from apps.memory.selectors import context_files_for_run
+from apps.memory.ownership import RunAudience
+from apps.memory.selectors import context_files_for_run, memory_for_run
 from apps.spend.guard import BudgetGuard, RequestRecord, RunMeter
 from apps.spend.services import BudgetExceeded
 from apps.vault.services import secret_reveal
@@ -79,6 +80,7 @@ from .modelbuilder import ModelHandle, ModelUnavailable, build_model, model_prof
 from .models import Conversation, Run
 from .offline import offline_toolset
 from .runtime import InlineHost, RunHost, worker_host
+from .search import conversations_for_run
 from .toolsets import ToolsetContext
 
 logger = logging.getLogger(__name__)
@@ -152,9 +154,31 @@ def _history_of(run: Run, *, resume: bool) -> list[ModelMessage]:
     return ModelMessagesTypeAdapter.validate_python(previous or [])
 
 
-def _resolve_extras(run: Run, spec, bindings, *, resume: bool) -> dict:
+def run_audience(run: Run) -> RunAudience:
+    """Who hears this run's answer: what the memory store and the conversation corpus follow."""
+    conversation = run.conversation if run.conversation_id else None
+    return RunAudience(
+        surface=run.surface,
+        user_id=run.user_id,
+        group_chat_key=conversation.group_chat_key if conversation is not None else "",
+    )
+
+
+def _resolve_extras(run: Run, spec, bindings, *, resume: bool, blocking=None) -> dict:
     bound = {binding.id for binding in bindings}
     extras: dict = {}
+    if "memory_files" in bound:
+        extras["memory"] = memory_for_run(
+            organization=run.organization,
+            agent_id=run.agent_id,
+            run_id=run.pk,
+            audience=run_audience(run),
+            blocking=blocking,
+        )
+    if "conversation_search" in bound:
+        extras["conversations"] = conversations_for_run(
+            run.organization_id, run_audience(run), blocking=blocking
+        )
     if "planning" in bound:
         # A resume continues the parked state's plan; a new turn opens with the conversation's.
         parked_plan = (run.paused_state or {}).get("plan") if resume else None
@@ -174,11 +198,14 @@ def _write_back_plan(run: Run, prepared: PreparedRun | None, status: str) -> Non
         Conversation.objects.filter(pk=run.conversation_id).update(plan=written.value)
 
 
-def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None, db=None) -> PreparedRun:
+def prepare(
+    run: Run, *, resume: bool = False, deferred_tool_results=None, db=None, blocking=None
+) -> PreparedRun:
     """The single funnel: a new or resumed run assembled from its published version.
 
     ``db`` is the session the run's event loop sends the guard's statements on (its host's,
-    apps/runs/runtime.py); by default this thread's own (agenticos/loopdb.py)."""
+    apps/runs/runtime.py); by default this thread's own (agenticos/loopdb.py). ``blocking`` is
+    how a tool's ORM work leaves the loop (the host's ``blocking``)."""
     version = run.agent_version
     agent_row = run.agent
     if agent_row.status == AgentStatus.ARCHIVED:
@@ -204,7 +231,7 @@ def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None, db=No
         raise RunNotRunnable(" ".join(native_refusals)[:480])
     # What the capabilities' tools and contributions read, resolved here before the run (a tool
     # never reaches into the database itself); one dict shared by every builder and contribution.
-    extras = _resolve_extras(run, spec, bindings, resume=resume)
+    extras = _resolve_extras(run, spec, bindings, resume=resume, blocking=blocking)
     toolsets = []
     unbuilt: list[str] = []
     for binding in bindings:
@@ -230,6 +257,8 @@ def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None, db=No
             surface=run.surface,
             secret_value=secret_value,
             extras=extras,
+            memory=extras.get("memory"),
+            conversations=extras.get("conversations"),
         )
         toolset = builder(binding, context)
         if toolset is not None:
@@ -581,7 +610,12 @@ async def execute_run_async(
     host.follow(run_id, token)
     try:
         prepared = await host.blocking(
-            prepare, run, resume=resume, deferred_tool_results=deferred_tool_results, db=host.db
+            prepare,
+            run,
+            resume=resume,
+            deferred_tool_results=deferred_tool_results,
+            db=host.db,
+            blocking=host.blocking,
         )
         frames.send(RunStartedFrame(type="run_started", model_label=prepared.model.label))
         await drive(prepared, frames, state, host, token)

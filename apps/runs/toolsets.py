@@ -26,3 +26,9 @@ class ToolsetContext:
     # Decrypted key of the binding's secret, when it has one.
     secret_value: str | None = None
     extras: dict[str, Any] = field(default_factory=dict)
+    # memory_files: the one store this run reaches (a ``memory_files.MemoryAccess``), decided
+    # from who hears the answer (apps.memory.ownership); None when the capability is not bound.
+    memory: Any = None
+    # conversation_search: the person's corpus, or the reason there is none
+    # (a ``conversation_search.ConversationAccess``).
+    conversations: Any = None

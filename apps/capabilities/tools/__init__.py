@@ -16,6 +16,10 @@ from ``ToolsetContext.extras`` — a tool never reaches the database itself:
 ``"context_files"``    the bound files, e.g. ``apps.memory.selectors.context_files_for_run(...)``
 ``"artifacts"``        optional list; ``create_chart`` appends each chart it draws
 ``"now"``              optional aware datetime pinning clock's moment (tests)
+``"memory"``           memory_files' ``MemoryAccess`` (also ``ToolsetContext.memory``), from
+                       ``apps.memory.selectors.memory_for_run(...)``
+``"conversations"``    conversation_search's ``ConversationAccess`` (also
+                       ``ToolsetContext.conversations``), from ``apps.runs.search``
 =====================  ============================================================================
 
 The same ``extras`` dict must be passed to every builder and to ``contributions`` so planning's
@@ -34,6 +38,8 @@ def builders() -> dict:
     from .charts import build_charts_toolset
     from .clock import build_clock_toolset
     from .context import build_context_toolset
+    from .conversation_search import build_conversation_search_toolset
+    from .memory_files import build_memory_files_toolset
     from .planning import build_planning_toolset
     from .thinking import build_thinking_toolset
     from .web_fetch import build_web_fetch_toolset
@@ -46,6 +52,8 @@ def builders() -> dict:
         "charts": build_charts_toolset,
         "code_execution": build_code_execution_toolset,
         "context": build_context_toolset,
+        "memory_files": build_memory_files_toolset,
+        "conversation_search": build_conversation_search_toolset,
         "web_research": build_web_search_toolset,
         "web_fetch": build_web_fetch_toolset,
     }

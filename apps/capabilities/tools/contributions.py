@@ -19,6 +19,7 @@ from typing import Any
 
 from .clock import clock_instructions
 from .context import context_instructions
+from .memory_files import memory_instructions
 from .planning import planning_capabilities, planning_instructions
 from .thinking import thinking_model_settings
 from .web_fetch import web_fetch_capabilities, web_fetch_native_refusal
@@ -29,6 +30,7 @@ InstructionsFn = Callable[[Any, Mapping[str, Any]], "str | None"]
 _INSTRUCTIONS: dict[str, InstructionsFn] = {
     "clock": clock_instructions,
     "context": context_instructions,
+    "memory_files": memory_instructions,
     "planning": planning_instructions,
 }
 _MODEL_SETTINGS: dict[str, Callable[[Any, str], dict[str, Any]]] = {
