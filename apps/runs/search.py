@@ -28,7 +28,6 @@ from apps.capabilities.tools.conversation_search import (
     ConversationWindow,
     Turn,
 )
-
 from apps.memory.ownership import conversation_corpus
 
 from .choices import MessageRole, Surface
