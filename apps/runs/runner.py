@@ -177,7 +177,10 @@ def _resolve_extras(run: Run, spec, bindings, *, resume: bool, blocking=None) ->
         )
     if "conversation_search" in bound:
         extras["conversations"] = conversations_for_run(
-            run.organization_id, run_audience(run), blocking=blocking
+            run.organization_id,
+            run_audience(run),
+            current_conversation_id=run.conversation_id,
+            blocking=blocking,
         )
     if "planning" in bound:
         # A resume continues the parked state's plan; a new turn opens with the conversation's.

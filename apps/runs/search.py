@@ -46,6 +46,7 @@ corpus AS (
       AND c.user_id = %(user_id)s
       AND c.group_chat_key = ''
       AND c.surface <> ALL(%(excluded)s)
+      AND c.id <> %(current)s
 ),
 hits AS (
     SELECT m.conversation_id, m.id, ts_rank_cd(m.search_vector, q.query) AS rank
@@ -87,6 +88,9 @@ class PersonCorpus:
 
     organization_id: int
     user_id: int
+    # The run's own conversation: it is the present, not a past conversation (its newest message
+    # is the very question being searched for).
+    current_conversation_id: int | None = None
 
     def searchable(self, query: str) -> bool:
         with connection.cursor() as cursor:
@@ -103,6 +107,7 @@ class PersonCorpus:
                     "user_id": self.user_id,
                     "excluded": list(EXCLUDED_SURFACES),
                     "limit": limit,
+                    "current": self.current_conversation_id or 0,
                     "headline": HEADLINE_OPTIONS,
                 },
             )
@@ -176,12 +181,19 @@ class PersonCorpus:
         )
 
 
-def conversations_for_run(organization_id: int, audience, *, blocking=None) -> ConversationAccess:
+def conversations_for_run(
+    organization_id: int, audience, *, current_conversation_id=None, blocking=None
+) -> ConversationAccess:
     """The corpus a run may search (``ownership.conversation_corpus``), or the reason it has none."""
     rule = conversation_corpus(audience)
     extra = {"blocking": blocking} if blocking is not None else {}
     if rule.user_id is None:
         return ConversationAccess(corpus=None, reason=rule.reason, **extra)
     return ConversationAccess(
-        corpus=PersonCorpus(organization_id=organization_id, user_id=rule.user_id), **extra
+        corpus=PersonCorpus(
+            organization_id=organization_id,
+            user_id=rule.user_id,
+            current_conversation_id=current_conversation_id,
+        ),
+        **extra,
     )
