@@ -7,10 +7,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.db.models.functions import Length
 
+from apps.capabilities.tools.mem0 import Mem0Access, mem0_user_id
 from apps.capabilities.tools.memory_files import INDEX_NAME, MemoryAccess
+from apps.orgs.models import User
 
 from .models import ContextFile, MemoryNote
 from .ownership import memory_scope
@@ -124,6 +126,18 @@ def memory_for_run(
     )
 
 
+def mem0_for_run(*, organization, agent_id: int, audience) -> Mem0Access:
+    """memory_mem0 follows the very same rule: the scope becomes mem0's user_id."""
+    scope = memory_scope(audience, personal_memory_allowed=organization.allow_personal_memory)
+    if scope.owner is None:
+        return Mem0Access(user_id=None, reason=scope.reason)
+    return Mem0Access(
+        user_id=mem0_user_id(organization.pk, agent_id, scope.owner.mem0_part()),
+        writable=scope.writable,
+        reason=scope.reason,
+    )
+
+
 def memory_notes_of_person(user, organization) -> QuerySet[MemoryNote]:
     """Settings → Memory: every note agents of this organization wrote about ``user`` (the
     person's own store; group chats' notes belong to the chat), with the agent that wrote it."""
@@ -142,3 +156,21 @@ def memory_note_of_person(user, organization, pk) -> MemoryNote | None:
     except (TypeError, ValueError):
         return None
     return memory_notes_of_person(user, organization).filter(pk=pk).first()
+
+
+def memory_subject(organization, pk):
+    """A person whose memory may be named in this organization: a member, or someone agents here
+    still keep notes about (a person who left); None otherwise (a 404, like an id that never
+    existed)."""
+    try:
+        pk = int(pk)
+    except (TypeError, ValueError):
+        return None
+    return (
+        User.objects.filter(pk=pk)
+        .filter(
+            Q(memberships__organization=organization) | Q(memory_notes__organization=organization)
+        )
+        .distinct()
+        .first()
+    )

@@ -372,3 +372,24 @@ def memory_note_delete(*, actor, note: MemoryNote) -> None:
         details=_note_details(note, index_trimmed=trimmed, by="owner"),
     )
     note.delete()
+
+
+@transaction.atomic
+def memory_person_admin_read(*, actor, organization, person, reason: str) -> list[MemoryNote]:
+    """A deployment administrator reads a person's notes in one tenant. Audited with the actor,
+    the tenant, the subject and the reason, never the content."""
+    if actor is None or not actor.is_superuser:
+        raise PermissionDenied("only a deployment administrator may read another person's memory")
+    notes = list(
+        MemoryNote.objects.filter(organization=organization, owner_user=person)
+        .select_related("agent")
+        .order_by("agent__name", "name")
+    )
+    record_audit(
+        actor=actor,
+        organization=organization,
+        action="memory.admin_read",
+        subject=person,
+        details={"reason": reason, "notes": len(notes)},
+    )
+    return notes

@@ -57,7 +57,7 @@ from apps.capabilities.tools.charts import chart_artifact
 from apps.capabilities.tools.failures import LastAttemptArguments
 from apps.capabilities.tools.sources import sources_of
 from apps.memory.ownership import RunAudience
-from apps.memory.selectors import context_files_for_run, memory_for_run
+from apps.memory.selectors import context_files_for_run, mem0_for_run, memory_for_run
 from apps.spend.guard import BudgetGuard, RequestRecord, RunMeter
 from apps.spend.services import BudgetExceeded
 from apps.vault.services import secret_reveal
@@ -175,6 +175,10 @@ def _resolve_extras(run: Run, spec, bindings, *, resume: bool, blocking=None) ->
             audience=run_audience(run),
             blocking=blocking,
         )
+    if "memory_mem0" in bound:
+        extras["mem0"] = mem0_for_run(
+            organization=run.organization, agent_id=run.agent_id, audience=run_audience(run)
+        )
     if "conversation_search" in bound:
         extras["conversations"] = conversations_for_run(
             run.organization_id,
@@ -262,6 +266,7 @@ def prepare(
             extras=extras,
             memory=extras.get("memory"),
             conversations=extras.get("conversations"),
+            mem0=extras.get("mem0"),
         )
         toolset = builder(binding, context)
         if toolset is not None:

@@ -32,3 +32,5 @@ class ToolsetContext:
     # conversation_search: the person's corpus, or the reason there is none
     # (a ``conversation_search.ConversationAccess``).
     conversations: Any = None
+    # memory_mem0: the same scope as mem0's user_id (a ``mem0.Mem0Access``).
+    mem0: Any = None

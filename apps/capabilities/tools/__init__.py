@@ -18,6 +18,8 @@ from ``ToolsetContext.extras`` — a tool never reaches the database itself:
 ``"now"``              optional aware datetime pinning clock's moment (tests)
 ``"memory"``           memory_files' ``MemoryAccess`` (also ``ToolsetContext.memory``), from
                        ``apps.memory.selectors.memory_for_run(...)``
+``"mem0"``             memory_mem0's ``Mem0Access`` (the scope as mem0's user_id; also
+                       ``ToolsetContext.mem0``), from ``apps.memory.selectors.mem0_for_run``
 ``"conversations"``    conversation_search's ``ConversationAccess`` (also
                        ``ToolsetContext.conversations``), from ``apps.runs.search``
 =====================  ============================================================================
@@ -39,6 +41,7 @@ def builders() -> dict:
     from .clock import build_clock_toolset
     from .context import build_context_toolset
     from .conversation_search import build_conversation_search_toolset
+    from .mem0 import build_memory_mem0_toolset
     from .memory_files import build_memory_files_toolset
     from .planning import build_planning_toolset
     from .thinking import build_thinking_toolset
@@ -53,6 +56,7 @@ def builders() -> dict:
         "code_execution": build_code_execution_toolset,
         "context": build_context_toolset,
         "memory_files": build_memory_files_toolset,
+        "memory_mem0": build_memory_mem0_toolset,
         "conversation_search": build_conversation_search_toolset,
         "web_research": build_web_search_toolset,
         "web_fetch": build_web_fetch_toolset,
