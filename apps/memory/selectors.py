@@ -104,15 +104,12 @@ def missing_context_ids(organization_id: int, context_ids: Iterable[int]) -> lis
 # --- memory notes -------------------------------------------------------------------------------
 
 
-def memory_for_run(
-    *, organization, agent_id: int, run_id: int | None, audience, blocking=None
-) -> MemoryAccess:
+def memory_for_run(*, organization, agent_id: int, run_id: int | None, audience) -> MemoryAccess:
     """The one store a run touches (``ownership.memory_scope``), with MEMORY.md read now where it
     is injected (one-to-one only). A run never reaches another store."""
     scope = memory_scope(audience, personal_memory_allowed=organization.allow_personal_memory)
-    extra = {"blocking": blocking} if blocking is not None else {}
     if scope.owner is None:
-        return MemoryAccess(store=None, reason=scope.reason, **extra)
+        return MemoryAccess(store=None, reason=scope.reason)
     store = DatabaseNoteStore(
         organization_id=organization.pk,
         agent_id=agent_id,
@@ -121,9 +118,7 @@ def memory_for_run(
         actor_id=audience.user_id,
     )
     index = store.read_note(INDEX_NAME) if scope.inject_index else None
-    return MemoryAccess(
-        store=store, writable=scope.writable, reason=scope.reason, index=index, **extra
-    )
+    return MemoryAccess(store=store, writable=scope.writable, reason=scope.reason, index=index)
 
 
 def mem0_for_run(*, organization, agent_id: int, audience) -> Mem0Access:

@@ -182,18 +182,16 @@ class PersonCorpus:
 
 
 def conversations_for_run(
-    organization_id: int, audience, *, current_conversation_id=None, blocking=None
+    organization_id: int, audience, *, current_conversation_id=None
 ) -> ConversationAccess:
     """The corpus a run may search (``ownership.conversation_corpus``), or the reason it has none."""
     rule = conversation_corpus(audience)
-    extra = {"blocking": blocking} if blocking is not None else {}
     if rule.user_id is None:
-        return ConversationAccess(corpus=None, reason=rule.reason, **extra)
+        return ConversationAccess(corpus=None, reason=rule.reason)
     return ConversationAccess(
         corpus=PersonCorpus(
             organization_id=organization_id,
             user_id=rule.user_id,
             current_conversation_id=current_conversation_id,
-        ),
-        **extra,
+        )
     )

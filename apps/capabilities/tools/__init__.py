@@ -1,31 +1,14 @@
 """The tools of the built capabilities: clock, thinking, planning, charts, code_execution
-("Calculations"), context, and the public web — web_research (``web_search``) and web_fetch. One
+("Calculations"), context, memory_files, memory_mem0, conversation_search, and the public web — web_research (``web_search``) and web_fetch. One
 module per capability; ``failures`` decides how every tool reports trouble; ``contributions`` holds
 what they add besides tools; ``sources`` what a web tool leaves for the console's source cards.
 
 :func:`register_toolsets` (called from the capabilities AppConfig's ``ready()``) registers one
 builder per capability with ``implementations.register_toolset``. A builder is
 ``builder(binding, ToolsetContext) -> toolset | None`` and reads what the run resolved beforehand
-from ``ToolsetContext.extras`` — a tool never reaches the database itself:
-
-=====================  ============================================================================
-``extras`` key         what the runner puts there
-=====================  ============================================================================
-``"plan"``             a ``planning.RunPlan`` from ``planning.seed_plan(stored=..., parked=...)``;
-                       read back after the run with ``planning.write_back(plan, run_status=...)``
-``"context_files"``    the bound files, e.g. ``apps.memory.selectors.context_files_for_run(...)``
-``"artifacts"``        optional list; ``create_chart`` appends each chart it draws
-``"now"``              optional aware datetime pinning clock's moment (tests)
-``"memory"``           memory_files' ``MemoryAccess`` (also ``ToolsetContext.memory``), from
-                       ``apps.memory.selectors.memory_for_run(...)``
-``"mem0"``             memory_mem0's ``Mem0Access`` (the scope as mem0's user_id; also
-                       ``ToolsetContext.mem0``), from ``apps.memory.selectors.mem0_for_run``
-``"conversations"``    conversation_search's ``ConversationAccess`` (also
-                       ``ToolsetContext.conversations``), from ``apps.runs.search``
-=====================  ============================================================================
-
-The same ``extras`` dict must be passed to every builder and to ``contributions`` so planning's
-tools and its reminder share one store.
+from ``ToolsetContext.resources`` (``apps/capabilities/run_context.py``: one typed
+``RunResources`` per run, shared by every builder and by ``contributions`` so planning's tools
+and its reminder edit one plan) — a tool never reaches the database itself.
 """
 
 from __future__ import annotations

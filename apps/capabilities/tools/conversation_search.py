@@ -9,20 +9,19 @@ stemmed, which the tool's description tells the model.
 The corpus is one person's: the person the run answers, and only where that person is the only one
 listening. In a group chat, a schedule or an event trigger both tools refuse with the reason (the
 memory app's ``ownership.conversation_corpus`` decides, on the server, before the run). The runner
-hands over a :class:`ConversationAccess` (``ToolsetContext.conversations``): a corpus with the
+hands over a :class:`ConversationAccess` (``RunResources.conversations``): a corpus with the
 :class:`ConversationCorpus` methods, implemented by the runs app over its rows.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from asgiref.sync import sync_to_async
 from pydantic_ai import RunContext
 
+from ._blocking import run_blocking
 from ._toolsets import declared_toolset
 from .failures import WrongArguments, budgeted, refusal
 
@@ -72,21 +71,14 @@ class ConversationCorpus(Protocol):
         ...
 
 
-async def _inline(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    return await sync_to_async(fn, thread_sensitive=True)(*args, **kwargs)
-
-
 @dataclass(frozen=True)
 class ConversationAccess:
     corpus: ConversationCorpus | None
     reason: str = ""
-    blocking: Callable[..., Awaitable[Any]] = _inline
 
 
-def conversation_access(extras: Mapping[str, Any], context: Any = None) -> ConversationAccess:
-    access = getattr(context, "conversations", None) if context is not None else None
-    if access is None:
-        access = extras.get("conversations")
+def conversation_access(resources: Any) -> ConversationAccess:
+    access = getattr(resources, "conversations", None)
     if isinstance(access, ConversationAccess):
         return access
     return ConversationAccess(corpus=None, reason="this run answers no known person")
@@ -135,7 +127,7 @@ def render_window(window: ConversationWindow) -> str:
 
 
 def build_conversation_search_toolset(binding, context):
-    access = conversation_access(context.extras, context)
+    access = conversation_access(context.resources)
     corpus = access.corpus
 
     def refused() -> str:
@@ -154,12 +146,12 @@ def build_conversation_search_toolset(binding, context):
             raise WrongArguments(f"query is {len(query)} characters; at most {QUERY_MAX}.")
         if not 1 <= limit <= MAX_LIMIT:
             raise WrongArguments(f"limit is {limit}; pass 1 to {MAX_LIMIT}.")
-        if not await access.blocking(corpus.searchable, query):
+        if not await run_blocking(corpus.searchable, query):
             raise WrongArguments(
                 f"query {query!r} has no word to look for (only operators or punctuation). "
                 'Pass words; "quoted phrases", or, and a leading - work.'
             )
-        hits = await access.blocking(corpus.search, query, limit)
+        hits = await run_blocking(corpus.search, query, limit)
         return render_hits(query, hits)
 
     @budgeted
@@ -170,7 +162,7 @@ def build_conversation_search_toolset(binding, context):
             return refused()
         if offset < 0:
             raise WrongArguments("offset must be 0 or more (0 is the first turn).")
-        window = await access.blocking(corpus.read, conversation_id, offset)
+        window = await run_blocking(corpus.read, conversation_id, offset)
         if window is None:
             raise WrongArguments(
                 f"There is no conversation {conversation_id} among this person's conversations. "

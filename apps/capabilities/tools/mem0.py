@@ -19,7 +19,6 @@ mem0 bills its own embedding outside this deployment's ledger, so budgets do not
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -167,15 +166,13 @@ class Mem0Access:
     client: Mem0Client | None = None
 
 
-def mem0_access(extras: Mapping[str, Any], context: Any = None) -> Mem0Access:
-    access = getattr(context, "mem0", None) if context is not None else None
-    if access is None:
-        access = extras.get("mem0")
+def mem0_access(resources: Any) -> Mem0Access:
+    access = getattr(resources, "mem0", None)
     return access if isinstance(access, Mem0Access) else Mem0Access(user_id=None)
 
 
 def build_memory_mem0_toolset(binding, context):
-    scope = mem0_access(context.extras, context)
+    scope = mem0_access(context.resources)
     config = parsed_config(CAPABILITY_ID, binding)
     client = (
         Mem0Client(endpoint_of(config.base_url), context.secret_value)
