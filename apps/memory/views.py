@@ -80,6 +80,29 @@ def memory_erase_mine(request):
 
 @login_required
 @require_POST
+def memory_erase_member(request, user_id: int):
+    """Settings → Members: someone with members:manage erases another person's memory."""
+    organization = _organization(request)
+    person = selectors.memory_subject(organization, user_id)
+    if person is None:
+        raise Http404
+    try:
+        erased = memory_erase_person(actor=request.user, organization=organization, person=person)
+    except PermissionDenied as denied:
+        messages.error(request, f"Not erased: {denied}.")
+    except MemoryErasureIncomplete as incomplete:
+        messages.error(request, str(incomplete))
+    else:
+        messages.success(
+            request,
+            f"Erased {erased['notes']} note(s) and {erased['mem0_spaces']} mem0 space(s) kept "
+            f"about {person.email}.",
+        )
+    return redirect("console:members")
+
+
+@login_required
+@require_POST
 def agent_memory_empty_view(request, agent_id: int):
     organization = _organization(request)
     agent = agent_for(request.user, organization, agent_id)

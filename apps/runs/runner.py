@@ -185,12 +185,16 @@ def _history_of(run: Run, *, resume: bool) -> list[ModelMessage]:
 
 
 def run_audience(run: Run) -> RunAudience:
-    """Who hears this run's answer: what the memory store and the conversation corpus follow."""
+    """Who hears this run's answer: what the memory store and the conversation corpus follow
+    (apps.memory.ownership). A trigger's run is ``schedule`` / ``event`` with its creator as the
+    user; ``runs_as_creator`` is False until triggers record it on the run, and then comes from
+    there (``ownership.trigger_memory_scope`` is the rule they apply)."""
     conversation = run.conversation if run.conversation_id else None
     return RunAudience(
         surface=run.surface,
         user_id=run.user_id,
         group_chat_key=conversation.group_chat_key if conversation is not None else "",
+        runs_as_creator=False,
     )
 
 

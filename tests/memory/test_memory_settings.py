@@ -275,3 +275,27 @@ def test_the_service_refuses_a_person_changing_someone_elses_note(owner, notes):
 
     with pytest.raises(PermissionDenied):
         services.memory_note_suspend(actor=owner, note=notes["prefs"])
+
+
+def test_members_manage_erases_a_members_memory_from_the_members_page(client, admin, member, notes):
+    client.force_login(admin)
+    page = client.get("/settings/members/").content.decode()
+    assert f"/settings/members/{member.pk}/erase-memory/" in page
+    response = client.post(f"/settings/members/{member.pk}/erase-memory/", follow=True)
+    assert f"kept about {member.email}" in response.content.decode()
+    assert not MemoryNote.objects.filter(owner_user=member).exists()
+
+
+def test_without_members_manage_the_erase_is_refused(client, builder, member, notes):
+    client.force_login(builder)
+    client.post(f"/settings/members/{member.pk}/erase-memory/")
+    assert MemoryNote.objects.filter(owner_user=member).count() == 3
+
+
+def test_an_id_past_bigint_is_a_404_not_an_error(api_client, app_admin, client, member, org):
+    api_client.force_authenticate(app_admin)
+    huge = 2**70
+    response = api_client.get(URL.format(huge) + "?reason=x", HTTP_X_ORGANIZATION_ID=str(org.pk))
+    assert response.status_code == 404
+    client.force_login(member)
+    assert client.post(f"/settings/memory/{huge}/delete/").status_code == 404
