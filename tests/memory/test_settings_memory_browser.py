@@ -67,7 +67,7 @@ def test_a_person_stops_restores_and_deletes_their_notes(page, live_server, memb
     index.locator("summary").click()
     expect(index.locator("pre.note-body")).to_have_text("- projects.md — current work")
 
-    row.get_by_role("button", name="Use preferences.md again").click()
+    row.get_by_role("button", name="Use again: preferences.md").click()
     expect(page.get_by_text("preferences.md is in use again.")).to_be_visible()
     expect(
         page.locator("#memory-notes tr[data-note='preferences.md']").get_by_text("In use")
