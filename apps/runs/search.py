@@ -162,7 +162,7 @@ class PersonCorpus:
                     content[:WINDOW_CHARS]
                     + f"\n[This turn is cut at {WINDOW_CHARS:,} of {len(row.content):,} characters.]"
                 )
-            user = row.run.user if row.run_id and row.run.user_id else None
+            user = row.run.user if row.run is not None and row.run.user_id else None
             turns.append(
                 Turn(
                     role=row.role,
