@@ -26,6 +26,7 @@ urlpatterns = [
     path("agents/", include("apps.agents.urls")),
     path("", include("apps.runs.urls")),
     path("", include("apps.notifications.urls")),
+    path("", include("apps.memory.urls")),
     path("", include("apps.vault.urls")),
     path("", include("apps.spend.urls")),
     path("", include("apps.console.urls")),

@@ -19,6 +19,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .tools.conversation_search import ConversationAccess
+    from .tools.mem0 import Mem0Access
+    from .tools.memory_files import MemoryAccess
     from .tools.planning import RunPlan
 
 
@@ -36,6 +39,14 @@ class RunResources:
     artifacts: list[dict[str, Any]] | None = None
     # clock: an aware datetime pinning the moment (tests); None means now.
     now: datetime | None = None
+    # memory_files: the one store this run reaches, decided from who hears the answer
+    # (``apps.memory.selectors.memory_for_run``); None: the capability is not bound.
+    memory: MemoryAccess | None = None
+    # memory_mem0: the same scope as mem0's user_id (``apps.memory.selectors.mem0_for_run``).
+    mem0: Mem0Access | None = None
+    # conversation_search: the person's corpus, or why there is none
+    # (``apps.runs.search.conversations_for_run``).
+    conversations: ConversationAccess | None = None
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ _SECTIONS = {
     ("notifications", "inbox"): "notifications",
     ("notifications", "preferences"): "settings",
     ("vault", "*"): "settings",
+    ("memory", "*"): "settings",
     ("console", "*"): "settings",
 }
 

@@ -24,6 +24,14 @@ class OrganizationForm(forms.Form):
             "for a decision."
         ),
     )
+    allow_personal_memory = forms.BooleanField(
+        label="Allow personal memory",
+        required=False,
+        help_text=(
+            "Agents keep notes about the person they talk to one-to-one. Off: no agent reads or "
+            "writes a person's notes (for compliance or privacy); notes kept in group chats stay."
+        ),
+    )
 
 
 class InviteForm(forms.Form):

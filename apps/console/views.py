@@ -138,10 +138,14 @@ def organization_settings(request):
             "name": organization.name,
             "monthly_budget_usd": organization.monthly_budget_usd,
             "chat_may_waive_approvals": organization.chat_may_waive_approvals,
+            "allow_personal_memory": organization.allow_personal_memory,
         },
     )
     if not can_waive:
         del form.fields["chat_may_waive_approvals"]
+    if not can_rename:
+        # The personal-memory switch is an organization setting (settings:manage).
+        del form.fields["allow_personal_memory"]
     if not can_manage_budget:
         form.fields["monthly_budget_usd"].disabled = True
     if not can_rename:
@@ -157,6 +161,9 @@ def organization_settings(request):
                 else _UNCHANGED,
                 chat_may_waive_approvals=form.cleaned_data["chat_may_waive_approvals"]
                 if can_waive
+                else None,
+                allow_personal_memory=form.cleaned_data["allow_personal_memory"]
+                if can_rename
                 else None,
             )
         except PermissionDenied as denied:

@@ -1,11 +1,16 @@
-"""Admin for context files. Writes go through services, so they need context:edit and are audited
-exactly like API writes; the body is deferred in the list."""
+"""Admin for context files and memory notes. Context file writes go through services, so they
+need context:edit and are audited exactly like API writes; the body is deferred in the list.
+
+Memory notes are listed without their content and cannot be opened for it: reading another
+person's notes is `GET /api/v1/memory/person/{id}/`, which records who read them and why; an
+admin page showing bodies would be a way around that audit. Erasure is a service too (Settings →
+Memory, the erase API)."""
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 
 from . import services
-from .models import ContextFile
+from .models import ContextFile, MemoryNote
 
 
 @admin.register(ContextFile)
@@ -47,3 +52,47 @@ class ContextFileAdmin(admin.ModelAdmin):
     def delete_queryset(self, request, queryset):
         for context_file in queryset:
             services.context_file_delete(actor=request.user, context_file=context_file)
+
+
+@admin.register(MemoryNote)
+class MemoryNoteAdmin(admin.ModelAdmin):
+    list_display = [
+        "name",
+        "agent",
+        "organization",
+        "owner_user",
+        "chat_key",
+        "suspended_at",
+        "updated_at",
+    ]
+    list_filter = ["organization", "suspended_at"]
+    search_fields = ["name", "agent__name", "owner_user__email", "chat_key"]
+    fields = [
+        "organization",
+        "agent",
+        "owner_user",
+        "chat_key",
+        "name",
+        "suspended_at",
+        "written_by_run",
+        "created_at",
+        "updated_at",
+    ]
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("organization", "agent", "owner_user")
+            .defer("body")
+        )
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -1,15 +1,23 @@
-"""Reads of context files, scoped to the caller's organization (another organization's file is
-invisible, the same as one that never existed)."""
+"""Reads of the memory app, scoped to the caller: context files to the caller's organization
+(another organization's file is invisible, the same as one that never existed); memory notes to
+the person they are about, and to the one store a run's audience reaches."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.db.models.functions import Length
 
-from .models import ContextFile
+from agenticos.params import BIGINT_MAX
+from apps.capabilities.tools.mem0 import Mem0Access, mem0_user_id
+from apps.capabilities.tools.memory_files import INDEX_NAME, MemoryAccess
+from apps.orgs.models import User
+
+from .models import ContextFile, MemoryNote
+from .ownership import memory_scope
+from .stores import DatabaseNoteStore
 
 
 def context_files_for(organization) -> QuerySet[ContextFile]:
@@ -92,3 +100,80 @@ def missing_context_ids(organization_id: int, context_ids: Iterable[int]) -> lis
         )
     )
     return [i for i in ids if i not in found]
+
+
+# --- memory notes -------------------------------------------------------------------------------
+
+
+def _id(value) -> int | None:
+    """A path id as an int, or None when it is not one or lies past bigint (no row has it)."""
+    try:
+        value = int(value)
+    except (TypeError, ValueError):
+        return None
+    return value if 0 < value <= BIGINT_MAX else None
+
+
+def memory_for_run(*, organization, agent_id: int, run_id: int | None, audience) -> MemoryAccess:
+    """The one store a run touches (``ownership.memory_scope``), with MEMORY.md read now where it
+    is injected (one-to-one only). A run never reaches another store."""
+    scope = memory_scope(audience, personal_memory_allowed=organization.allow_personal_memory)
+    if scope.owner is None:
+        return MemoryAccess(store=None, reason=scope.reason)
+    store = DatabaseNoteStore(
+        organization_id=organization.pk,
+        agent_id=agent_id,
+        owner=scope.owner,
+        run_id=run_id,
+        actor_id=audience.user_id,
+    )
+    index = store.read_note(INDEX_NAME) if scope.inject_index else None
+    return MemoryAccess(store=store, writable=scope.writable, reason=scope.reason, index=index)
+
+
+def mem0_for_run(*, organization, agent_id: int, audience) -> Mem0Access:
+    """memory_mem0 follows the very same rule: the scope becomes mem0's user_id."""
+    scope = memory_scope(audience, personal_memory_allowed=organization.allow_personal_memory)
+    if scope.owner is None:
+        return Mem0Access(user_id=None, reason=scope.reason)
+    return Mem0Access(
+        user_id=mem0_user_id(organization.pk, agent_id, scope.owner.mem0_part()),
+        writable=scope.writable,
+        reason=scope.reason,
+    )
+
+
+def memory_notes_of_person(user, organization) -> QuerySet[MemoryNote]:
+    """Settings → Memory: every note agents of this organization wrote about ``user`` (the
+    person's own store; group chats' notes belong to the chat), with the agent that wrote it."""
+    return (
+        MemoryNote.objects.filter(organization=organization, owner_user=user, chat_key="")
+        .select_related("agent")
+        .annotate(body_chars=Length("body"))
+        .order_by("agent__name", "agent_id", "name")
+    )
+
+
+def memory_note_of_person(user, organization, pk) -> MemoryNote | None:
+    """One of the person's own notes; None for anyone else's (invisible, not forbidden)."""
+    pk = _id(pk)
+    if pk is None:
+        return None
+    return memory_notes_of_person(user, organization).filter(pk=pk).first()
+
+
+def memory_subject(organization, pk):
+    """A person whose memory may be named in this organization: a member, or someone agents here
+    still keep notes about (a person who left); None otherwise (a 404, like an id that never
+    existed)."""
+    pk = _id(pk)
+    if pk is None:
+        return None
+    return (
+        User.objects.filter(pk=pk)
+        .filter(
+            Q(memberships__organization=organization) | Q(memory_notes__organization=organization)
+        )
+        .distinct()
+        .first()
+    )

@@ -67,6 +67,9 @@ class Organization(models.Model):
     # Seed 003: the organization's own ceiling on waiving approvals from chat; off by default,
     # changed only by someone with approvals:decide.
     chat_may_waive_approvals = models.BooleanField(default=False)
+    # Seed 000 ("Memoria"): off removes every per-person memory store for compliance or privacy;
+    # notes kept in group chats stay. Changed by someone with settings:manage.
+    allow_personal_memory = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

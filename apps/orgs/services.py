@@ -94,6 +94,7 @@ def organization_update(
     name: str | None = None,
     monthly_budget_usd: Decimal | None | object = ...,
     chat_may_waive_approvals: bool | None = None,
+    allow_personal_memory: bool | None = None,
 ) -> Organization:
     """Change the organization's settings; each field is gated by its own permission."""
     organization = Organization.objects.select_for_update().get(pk=organization.pk)
@@ -124,6 +125,16 @@ def organization_update(
             "to": chat_may_waive_approvals,
         }
         organization.chat_may_waive_approvals = chat_may_waive_approvals
+    if (
+        allow_personal_memory is not None
+        and allow_personal_memory != organization.allow_personal_memory
+    ):
+        _require(actor, organization, SETTINGS_MANAGE)
+        changed["allow_personal_memory"] = {
+            "from": organization.allow_personal_memory,
+            "to": allow_personal_memory,
+        }
+        organization.allow_personal_memory = allow_personal_memory
     if changed:
         organization.save(update_fields=[*changed])
         action = "budget.change" if list(changed) == ["monthly_budget_usd"] else "org.update"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 
 from agenticos.money import usd_field
@@ -25,6 +27,11 @@ class Conversation(models.Model):
     )
     surface = models.CharField(max_length=16, choices=Surface.choices, default=Surface.API)
     title = models.CharField(max_length=200, blank=True)
+    # A group chat's identity on its platform (e.g. "slack:T042:C0815"), set by the channel that
+    # admitted the conversation; blank for a one-to-one thread. Who hears a run's answer — and so
+    # which memory store it reaches, and whether a person's past conversations may be read —
+    # follows from it (apps.memory.ownership).
+    group_chat_key = models.CharField(max_length=255, blank=True)
     # The planning capability's plan: it belongs to the conversation, not the turn (seed 000,
     # "Planificación"). NULL when there is none; written back by the runner when a run stops.
     plan = models.JSONField(null=True, blank=True)
@@ -68,12 +75,22 @@ class Message(models.Model):
     # The provider's input tokens of the turn's last request (the context gauge's reading).
     context_tokens = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # What conversation_search matches: kept by the database itself on every write. The
+    # configuration is ``simple`` (no stemming) because one language's stemmer mangles every other
+    # language's words (seed 000, "Cómo busca").
+    search_vector = models.GeneratedField(
+        expression=SearchVector("content", config="simple"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
 
     class Meta:
         ordering = ["conversation", "created_at", "pk"]
         indexes = [
             # The thread in order.
             models.Index(fields=["conversation", "created_at"], name="message_conv_created_idx"),
+            # search_conversations: websearch_to_tsquery matched against every message.
+            GinIndex(fields=["search_vector"], name="message_search_gin_idx"),
         ]
 
     def __str__(self) -> str:

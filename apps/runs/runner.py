@@ -66,11 +66,13 @@ from apps.approvals.gate import ApprovalGate, ApprovalModeRefused, gate_for_run
 from apps.capabilities.implementations import toolset_builder
 from apps.capabilities.run_context import RunResources, ToolsetContext
 from apps.capabilities.tools import contributions, planning
+from apps.capabilities.tools._blocking import tool_blocking
 from apps.capabilities.tools.chart_svg import render_chart_svg
 from apps.capabilities.tools.charts import chart_artifact
 from apps.capabilities.tools.failures import LastAttemptArguments
 from apps.capabilities.tools.sources import sources_of
-from apps.memory.selectors import context_files_for_run
+from apps.memory.ownership import RunAudience
+from apps.memory.selectors import context_files_for_run, mem0_for_run, memory_for_run
 from apps.spend.guard import BudgetGuard, RequestRecord, RunMeter
 from apps.spend.services import BudgetExceeded
 from apps.vault.models import Secret
@@ -96,6 +98,7 @@ from .modelbuilder import ModelHandle, ModelUnavailable, build_model, model_prof
 from .models import Conversation, Run
 from .offline import offline_toolset
 from .runtime import InlineHost, RunHost, worker_host
+from .search import conversations_for_run
 
 logger = logging.getLogger(__name__)
 
@@ -192,10 +195,38 @@ def _history_of(run: Run, *, resume: bool) -> list[ModelMessage]:
     return ModelMessagesTypeAdapter.validate_python(previous or [])
 
 
+def run_audience(run: Run) -> RunAudience:
+    """Who hears this run's answer: what the memory store and the conversation corpus follow
+    (apps.memory.ownership). A trigger's run is ``schedule`` / ``event`` with its creator as the
+    user; ``runs_as_creator`` is False until triggers record it on the run, and then comes from
+    there (``ownership.trigger_memory_scope`` is the rule they apply)."""
+    conversation = run.conversation if run.conversation_id else None
+    return RunAudience(
+        surface=run.surface,
+        user_id=run.user_id,
+        group_chat_key=conversation.group_chat_key if conversation is not None else "",
+        runs_as_creator=False,
+    )
+
+
 def resolve_resources(run: Run, spec: AgentSpec, bound: set[str], *, resume: bool) -> RunResources:
     """What the bound capabilities' tools will read, resolved now (a tool never reaches into the
     database itself): one object shared by every builder and contribution."""
     resources = RunResources()
+    if bound & {"memory_files", "memory_mem0", "conversation_search"}:
+        audience = run_audience(run)
+    if "memory_files" in bound:
+        resources.memory = memory_for_run(
+            organization=run.organization, agent_id=run.agent_id, run_id=run.pk, audience=audience
+        )
+    if "memory_mem0" in bound:
+        resources.mem0 = mem0_for_run(
+            organization=run.organization, agent_id=run.agent_id, audience=audience
+        )
+    if "conversation_search" in bound:
+        resources.conversations = conversations_for_run(
+            run.organization_id, audience, current_conversation_id=run.conversation_id
+        )
     if "planning" in bound:
         # A resume continues the parked state's plan; a new turn opens with the conversation's.
         parked_plan = (run.paused_state or {}).get("plan") if resume else None
@@ -679,7 +710,13 @@ async def execute_run_async(
             db=host.db,
         )
         frames.send(RunStartedFrame(type="run_started", model_label=prepared.model.label))
-        await drive(prepared, frames, state, host, token)
+        # A tool's blocking store call (memory notes, conversation search) goes through this
+        # run's host, like the runner's own ORM work.
+        blocking_token = tool_blocking.set(host.blocking)
+        try:
+            await drive(prepared, frames, state, host, token)
+        finally:
+            tool_blocking.reset(blocking_token)
     except BaseException as exc:  # every failure is named in the outcome below and logged here
         failure = exc
         if isinstance(exc, (ModelHTTPError, ModelAPIError, ProviderTimeout)):

@@ -227,6 +227,9 @@ BUILT = {
     "ask_user",
     "web_research",
     "web_fetch",
+    "memory_files",
+    "memory_mem0",
+    "conversation_search",
 }
 
 

@@ -1,5 +1,5 @@
 """The tools of the built capabilities: clock, thinking, planning, charts, code_execution
-("Calculations"), context, and the public web — web_research (``web_search``) and web_fetch. One
+("Calculations"), context, memory_files, memory_mem0, conversation_search, and the public web — web_research (``web_search``) and web_fetch. One
 module per capability; ``failures`` decides how every tool reports trouble; ``contributions`` holds
 what they add besides tools; ``sources`` what a web tool leaves for the console's source cards.
 
@@ -23,6 +23,9 @@ def builders() -> dict:
     from .charts import build_charts_toolset
     from .clock import build_clock_toolset
     from .context import build_context_toolset
+    from .conversation_search import build_conversation_search_toolset
+    from .mem0 import build_memory_mem0_toolset
+    from .memory_files import build_memory_files_toolset
     from .planning import build_planning_toolset
     from .thinking import build_thinking_toolset
     from .web_fetch import build_web_fetch_toolset
@@ -35,6 +38,9 @@ def builders() -> dict:
         "charts": build_charts_toolset,
         "code_execution": build_code_execution_toolset,
         "context": build_context_toolset,
+        "memory_files": build_memory_files_toolset,
+        "memory_mem0": build_memory_mem0_toolset,
+        "conversation_search": build_conversation_search_toolset,
         "web_research": build_web_search_toolset,
         "web_fetch": build_web_fetch_toolset,
     }

@@ -21,6 +21,7 @@ from typing import Any
 from ..run_context import RunResources
 from .clock import clock_instructions
 from .context import context_instructions
+from .memory_files import memory_instructions
 from .planning import planning_capabilities, planning_instructions
 from .thinking import thinking_model_settings
 from .web_fetch import web_fetch_capabilities, web_fetch_native_refusal
@@ -31,6 +32,7 @@ InstructionsFn = Callable[[Any, RunResources], "str | None"]
 _INSTRUCTIONS: dict[str, InstructionsFn] = {
     "clock": clock_instructions,
     "context": context_instructions,
+    "memory_files": memory_instructions,
     "planning": planning_instructions,
 }
 _MODEL_SETTINGS: dict[str, Callable[[Any, str], dict[str, Any]]] = {

@@ -43,3 +43,32 @@ class ContextFileWriteSerializer(StrictJSONMixin, serializers.Serializer):
         max_length=BODY_MAX_CHARS, allow_blank=True, trim_whitespace=False, required=False
     )
     mode = serializers.ChoiceField(choices=ContextMode.choices, required=False)
+
+
+class MemoryNoteAdminSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    agent_id = serializers.IntegerField()
+    agent_name = serializers.CharField(source="agent.name")
+    name = serializers.CharField()
+    body = serializers.CharField()
+    suspended = serializers.SerializerMethodField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+    def get_suspended(self, note) -> bool:
+        return note.suspended_at is not None
+
+
+class MemoryPersonSerializer(serializers.Serializer):
+    """A person's memory in one tenant. ``mem0_agents`` names the agents whose memories live in
+    mem0 and cannot be listed (mem0 answers what matches a question, not what a store holds)."""
+
+    person_id = serializers.IntegerField()
+    organization_id = serializers.IntegerField()
+    notes = MemoryNoteAdminSerializer(many=True)
+    mem0_agents = serializers.ListField(child=serializers.CharField())
+
+
+class MemoryErasedSerializer(serializers.Serializer):
+    notes = serializers.IntegerField(help_text="Notes removed here.")
+    mem0_spaces = serializers.IntegerField(help_text="mem0 spaces removed.")

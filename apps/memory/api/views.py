@@ -1,7 +1,9 @@
-"""Context files over the API (``/api/v1/context/``): parse, call a service, shape.
+"""The memory app over the API: parse, call a service, shape.
 
-Any member who can see agents reads them; changing them needs ``context:edit``. A file of another
-organization is a 404 with the same body as an id that never existed.
+Context files (``/api/v1/context/``): any member who can see agents reads them; changing them
+needs ``context:edit``. A file of another organization is a 404 with the same body as an id that
+never existed. A person's memory (``/api/v1/memory/person/{id}/``): read by deployment
+administrators only, audited without content; erased by the person or by ``members:manage``.
 """
 
 from __future__ import annotations
@@ -10,15 +12,26 @@ from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import status, viewsets
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
-from agenticos.params import ID_PATH_PATTERN
+from agenticos.params import ID_PATH_PATTERN, parse_text, raise_errors
 from apps.memory import selectors, services
+from apps.memory.erasure import agents_bound_to_mem0, memory_erase_person
+from apps.memory.services import MemoryErasureIncomplete
 from apps.orgs import permissions as perms
+from apps.orgs.api.exceptions import UnprocessableEntity
+from apps.orgs.api.permissions import (
+    ORGANIZATION_HEADER,
+    OrganizationPermission,
+    resolve_request_organization,
+)
 
 from .serializers import (
     ContextFileListSerializer,
     ContextFileSerializer,
     ContextFileWriteSerializer,
+    MemoryErasedSerializer,
+    MemoryPersonSerializer,
 )
 
 FILE_ID = OpenApiParameter("id", int, OpenApiParameter.PATH, description="The file's id.")
@@ -99,3 +112,93 @@ class ContextFileViewSet(viewsets.ViewSet):
     def destroy(self, request, pk=None):
         services.context_file_delete(actor=request.user, context_file=self._get(pk))
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --- memory of a person --------------------------------------------------------------------------
+
+
+class DeploymentAdminOnly(OrganizationPermission):
+    """Reading another person's memory is for the deployment's own administrators (Django
+    superusers): an organization role is not the party a person's access request goes to, and an
+    Owner, an Admin or a grant on the agent that wrote a note is refused like anyone else."""
+
+    message = "Only a deployment administrator may read another person's memory."
+
+    def has_permission(self, request, view) -> bool:
+        if not request.user or not request.user.is_authenticated:
+            return False
+        if not request.user.is_superuser:
+            return False
+        if request.auth is None and ORGANIZATION_HEADER not in request.META:
+            raise UnprocessableEntity(
+                {"X-Organization-Id": ["name the tenant whose memory store you are reading"]}
+            )
+        request.organization = resolve_request_organization(request)
+        if request.organization is None:
+            raise Http404
+        return True
+
+
+PERSON_ID = OpenApiParameter("id", int, OpenApiParameter.PATH, description="The person's user id.")
+
+
+class MemoryPersonView(APIView):
+    """`GET /memory/person/{id}/?reason=…`: every note agents of the tenant (named with
+    `X-Organization-Id`) keep about a person, for a deployment administrator only. The read is
+    audited with the actor, the tenant, the subject and the reason — never the content, which would
+    be a second copy of what is protected."""
+
+    permission_classes = [DeploymentAdminOnly]
+
+    @extend_schema(
+        parameters=[
+            PERSON_ID,
+            OpenApiParameter("reason", str, required=True, description="Why it is read."),
+        ],
+        responses={200: MemoryPersonSerializer},
+    )
+    def get(self, request, pk=None):
+        errors: dict[str, list[str]] = {}
+        reason = parse_text("reason", request.query_params.get("reason"), errors)
+        if not errors and not (reason or "").strip():
+            errors["reason"] = ["say why this person's memory is being read"]
+        raise_errors(errors)
+        person = selectors.memory_subject(request.organization, pk)
+        if person is None:
+            raise Http404
+        notes = services.memory_person_admin_read(
+            actor=request.user, organization=request.organization, person=person, reason=reason
+        )
+        return Response(
+            MemoryPersonSerializer(
+                {
+                    "person_id": person.pk,
+                    "organization_id": request.organization.pk,
+                    "notes": notes,
+                    "mem0_agents": [a.name for a in agents_bound_to_mem0(request.organization)],
+                }
+            ).data
+        )
+
+
+class MemoryPersonEraseView(APIView):
+    """`POST /memory/person/{id}/erase/`: erase everything agents of this organization remember
+    about a person — the person themselves, or someone with `members:manage` for another. A mem0
+    space that cannot be reached (a provider failing, a key missing) is a 409 naming it, after
+    the rows here are gone: restore access and repeat to complete the erasure."""
+
+    @extend_schema(parameters=[PERSON_ID], request=None, responses={200: MemoryErasedSerializer})
+    def post(self, request, pk=None):
+        person = selectors.memory_subject(request.organization, pk)
+        if person is None:
+            raise Http404
+        try:
+            erased = memory_erase_person(
+                actor=request.user, organization=request.organization, person=person
+            )
+        except MemoryErasureIncomplete as incomplete:
+            return Response(
+                {"detail": str(incomplete), "failures": incomplete.failures},
+                status=status.HTTP_409_CONFLICT,
+            )
+        return Response(MemoryErasedSerializer(erased).data)
