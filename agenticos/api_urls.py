@@ -22,4 +22,5 @@ urlpatterns = [
     path("", include("apps.spend.api.urls")),
     path("", include("apps.memory.api.urls")),
     path("", include("apps.triggers.api.urls")),
+    path("", include("apps.ratings.api.urls")),
 ]

@@ -117,6 +117,7 @@ INSTALLED_APPS = [
     "apps.notifications",
     "apps.memory",
     "apps.triggers",
+    "apps.ratings",
     "apps.console",
 ]
 
