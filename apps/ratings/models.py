@@ -30,7 +30,9 @@ class MessageRating(models.Model):
     class Meta:
         db_table = "message_ratings"
         constraints = [
-            models.UniqueConstraint(fields=["message", "user"], name="message_rating_one_per_person")
+            models.UniqueConstraint(
+                fields=["message", "user"], name="message_rating_one_per_person"
+            )
         ]
         indexes = [
             # ?rated=up|down on the run history: EXISTS (… WHERE run_id = … AND thumb = …).

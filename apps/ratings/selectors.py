@@ -77,7 +77,9 @@ def ratings_summary(organization, window: SpendWindow, *, own_user_id: int | Non
         for row in ratings.annotate(day=TruncDate("updated_at", tzinfo=dt.UTC))
         .order_by()
         .values("day")
-        .annotate(up=Count("pk", filter=Q(thumb=Thumb.UP)), down=Count("pk", filter=Q(thumb=Thumb.DOWN)))
+        .annotate(
+            up=Count("pk", filter=Q(thumb=Thumb.UP)), down=Count("pk", filter=Q(thumb=Thumb.DOWN))
+        )
     }
     total = headline["up"] + headline["down"]
     return {

@@ -96,10 +96,7 @@ def latency(runs: QuerySet) -> dict:
     )
     return {
         "finished_runs": figures["finished_runs"],
-        **{
-            name: None if figures[name] is None else round(figures[name])
-            for name in PERCENTILES
-        },
+        **{name: None if figures[name] is None else round(figures[name]) for name in PERCENTILES},
     }
 
 
@@ -173,9 +170,7 @@ def quality(runs: QuerySet) -> dict:
 def approvals_waiting(scope: SpendScope, window: SpendWindow) -> int:
     """Runs of the window parked on a decision, with no delegation filter (a parked child is a
     stuck parent): the approvals card, which the donut's awaiting_approval segment equals."""
-    return (
-        window_runs(scope, window, top_level=False).filter(status="awaiting_approval").count()
-    )
+    return window_runs(scope, window, top_level=False).filter(status="awaiting_approval").count()
 
 
 def usage_cards(scope: SpendScope, window: SpendWindow, *, group_by: str | None = None) -> dict:

@@ -48,7 +48,9 @@ def parse_schedule(raw) -> dict:
         if isinstance(every, bool) or not isinstance(every, int):
             _refuse("every_seconds must be an integer")
         if not MIN_INTERVAL_SECONDS <= every <= MAX_INTERVAL_SECONDS:
-            _refuse(f"every_seconds must be between {MIN_INTERVAL_SECONDS} and {MAX_INTERVAL_SECONDS}")
+            _refuse(
+                f"every_seconds must be between {MIN_INTERVAL_SECONDS} and {MAX_INTERVAL_SECONDS}"
+            )
         return {"every_seconds": every, "timezone": name}
     cron = raw["cron"]
     if not isinstance(cron, str) or len(cron.split()) != 5:

@@ -280,9 +280,10 @@ def trigger_fire(
     )
     if actor is not None:
         _require_manage(actor, trigger.agent)
-    if delivery_id and TriggerFire.objects.filter(
-        trigger=trigger, delivery_id=delivery_id
-    ).exists():
+    if (
+        delivery_id
+        and TriggerFire.objects.filter(trigger=trigger, delivery_id=delivery_id).exists()
+    ):
         raise EventReplayed(delivery_id)
     if not trigger.enabled and via != FireVia.MANUAL:
         return _refused(

@@ -28,7 +28,9 @@ def agent(org, builder):
 
 def rate(client, message, thumb, comment=""):
     return client.put(
-        f"/api/v1/messages/{message.pk}/rating/", {"thumb": thumb, "comment": comment}, format="json"
+        f"/api/v1/messages/{message.pk}/rating/",
+        {"thumb": thumb, "comment": comment},
+        format="json",
     )
 
 
@@ -65,7 +67,9 @@ def test_who_may_rate_a_turn(org, member, viewer, builder, outsider, other_org, 
 
 
 @pytest.mark.django_db
-def test_rated_filters_the_run_history_and_rows_say_down_rated(org, member, builder, agent, client_for):
+def test_rated_filters_the_run_history_and_rows_say_down_rated(
+    org, member, builder, agent, client_for
+):
     liked = finished_run(member, org, agent, "one")
     disliked = finished_run(member, org, agent, "two")
     finished_run(member, org, agent, "three")
@@ -122,8 +126,9 @@ def test_the_summary_counts_the_organization_under_runs_view_and_a_member_their_
     assert member_client.get("/api/v1/ratings/summary/").status_code == 403
     own = member_client.get("/api/v1/ratings/summary/", {"scope": "own"}).json()
     assert (own["up"], own["down"]) == (1, 1)
-    assert client_for(viewer, org).get("/api/v1/ratings/summary/", {"scope": "own"}).json()[
-        "total"
-    ] == 0
+    assert (
+        client_for(viewer, org).get("/api/v1/ratings/summary/", {"scope": "own"}).json()["total"]
+        == 0
+    )
     assert client_for(outsider, other_org).get("/api/v1/ratings/summary/").json()["total"] == 0
     assert member_client.get("/api/v1/ratings/summary/", {"scope": "all"}).status_code == 422

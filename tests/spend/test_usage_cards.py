@@ -37,7 +37,9 @@ def usage(org, other_org, outsider, member, builder):
     now = timezone.now() - dt.timedelta(hours=1)
     alpha = published_agent(org, name="Alpha")
     beta = published_agent(org, name="Beta")
-    r1 = took(finished_run(alpha, cost="1.00", user=member, started_at=now, provider="openai"), 1000)
+    r1 = took(
+        finished_run(alpha, cost="1.00", user=member, started_at=now, provider="openai"), 1000
+    )
     Run.objects.filter(pk=r1.pk).update(surface="chat")
     r2 = took(
         finished_run(
@@ -45,9 +47,7 @@ def usage(org, other_org, outsider, member, builder):
         ),
         3000,
     )
-    r3 = took(
-        finished_run(beta, user=member, started_at=now, status="awaiting_approval"), None
-    )
+    r3 = took(finished_run(beta, user=member, started_at=now, status="awaiting_approval"), None)
     Run.objects.filter(pk=r3.pk).update(surface="slack")
     r4 = took(
         finished_run(
@@ -92,7 +92,9 @@ def test_every_card_matches_the_figures_worked_out_by_hand(org, builder, usage, 
     assert providers["anthropic"]["partial_run_count"] == 1
     assert sum(Decimal(row["cost_usd"]) for row in body["by_provider"]) == Decimal("1.60")
     # Adoption includes the delegation: 3 + 2 bars beside a total of 4.
-    assert [(r["agent_name"], r["run_count"], r["delegated_run_count"]) for r in body["by_agent"]] == [
+    assert [
+        (r["agent_name"], r["run_count"], r["delegated_run_count"]) for r in body["by_agent"]
+    ] == [
         ("Alpha", 3, 0),
         ("Beta", 2, 1),
     ]

@@ -48,7 +48,9 @@ def event(org, builder, agent, client_for):
 
 
 @pytest.mark.django_db
-def test_a_builder_creates_a_schedule_trigger_stored_as_a_beat_entry(org, builder, agent, client_for):
+def test_a_builder_creates_a_schedule_trigger_stored_as_a_beat_entry(
+    org, builder, agent, client_for
+):
     response = client_for(builder, org).post(
         "/api/v1/triggers/",
         {
@@ -90,7 +92,13 @@ def test_a_builder_creates_a_schedule_trigger_stored_as_a_beat_entry(org, builde
 def test_a_bad_schedule_is_a_422_naming_schedule(org, builder, agent, client_for, schedule):
     response = client_for(builder, org).post(
         "/api/v1/triggers/",
-        {"agent_id": agent.pk, "kind": "schedule", "name": "x", "prompt": "y", "schedule": schedule},
+        {
+            "agent_id": agent.pk,
+            "kind": "schedule",
+            "name": "x",
+            "prompt": "y",
+            "schedule": schedule,
+        },
         format="json",
     )
     assert response.status_code == 422 and "schedule" in response.json()
@@ -148,7 +156,9 @@ def test_pause_disables_and_resume_enables_the_beat_entry(org, builder, agent, c
         },
         format="json",
     ).json()
-    assert client_for(member, org).post(f"/api/v1/triggers/{created['id']}/pause/").status_code == 403
+    assert (
+        client_for(member, org).post(f"/api/v1/triggers/{created['id']}/pause/").status_code == 403
+    )
     paused = client.post(f"/api/v1/triggers/{created['id']}/pause/").json()
     assert paused["enabled"] is False and paused["next_fire_at"] is None
     assert Trigger.objects.get(pk=created["id"]).periodic_task.enabled is False
@@ -164,8 +174,13 @@ def test_fire_now_runs_the_trigger_and_the_history_lists_it(
     client = client_for(builder, org)
     created = client.post(
         "/api/v1/triggers/",
-        {"agent_id": agent.pk, "kind": "schedule", "name": "Now", "prompt": "Report",
-         "schedule": {"every_seconds": 3600}},
+        {
+            "agent_id": agent.pk,
+            "kind": "schedule",
+            "name": "Now",
+            "prompt": "Report",
+            "schedule": {"every_seconds": 3600},
+        },
         format="json",
     ).json()
     with django_capture_on_commit_callbacks(execute=True):
@@ -226,12 +241,17 @@ def test_githubs_signature_spelling_is_accepted(event):
         pytest.param(lambda secret: {}, id="unsigned"),
         pytest.param(lambda secret: signed("not-the-secret"), id="wrong secret"),
         pytest.param(
-            lambda secret: {**signed(secret), "HTTP_X_AGENTICOS_TIMESTAMP": str(int(time.time()) + 1)},
+            lambda secret: {
+                **signed(secret),
+                "HTTP_X_AGENTICOS_TIMESTAMP": str(int(time.time()) + 1),
+            },
             id="timestamp moved",
         ),
         pytest.param(lambda secret: signed(secret, timestamp=int(time.time()) - 301), id="stale"),
         pytest.param(
-            lambda secret: {"HTTP_X_AGENTICOS_SIGNATURE": signed(secret)["HTTP_X_AGENTICOS_SIGNATURE"]},
+            lambda secret: {
+                "HTTP_X_AGENTICOS_SIGNATURE": signed(secret)["HTTP_X_AGENTICOS_SIGNATURE"]
+            },
             id="no timestamp",
         ),
         pytest.param(lambda secret: signed(secret, body=b"{}"), id="other body"),
@@ -239,7 +259,10 @@ def test_githubs_signature_spelling_is_accepted(event):
             lambda secret: {"HTTP_X_HUB_SIGNATURE_256": "sha256=" + "0" * 64}, id="bad github"
         ),
         pytest.param(
-            lambda secret: {"HTTP_X_AGENTICOS_SIGNATURE": "sha256=é…", "HTTP_X_AGENTICOS_TIMESTAMP": "x"},
+            lambda secret: {
+                "HTTP_X_AGENTICOS_SIGNATURE": "sha256=é…",
+                "HTTP_X_AGENTICOS_TIMESTAMP": "x",
+            },
             id="garbage",
         ),
     ],

@@ -27,8 +27,14 @@ def test_a_builder_creates_a_schedule_fires_it_now_and_sees_the_run(
     assert page.status_code == 200 and b"No triggers yet" in page.content
     response = client.post(
         f"/agents/{agent.pk}/triggers/new/",
-        {"name": "Morning", "kind": "schedule", "prompt": "Report", "cron": "0 9 * * *",
-         "timezone": "Europe/Madrid", "run_as_creator": "on"},
+        {
+            "name": "Morning",
+            "kind": "schedule",
+            "prompt": "Report",
+            "cron": "0 9 * * *",
+            "timezone": "Europe/Madrid",
+            "run_as_creator": "on",
+        },
     )
     assert response.status_code == 302
     trigger = Trigger.objects.get(name="Morning")

@@ -122,9 +122,7 @@ def test_a_budget_refusal_ends_budget_exceeded_and_waits_for_the_next_fire(org, 
 
 
 @pytest.mark.django_db
-def test_a_creator_who_lost_the_grant_disables_the_trigger_with_an_audit_entry(
-    org, builder, agent
-):
+def test_a_creator_who_lost_the_grant_disables_the_trigger_with_an_audit_entry(org, builder, agent):
     trigger = schedule_trigger(builder, org, agent)
     Membership.objects.filter(organization=org, user=builder).update(role="viewer")
 

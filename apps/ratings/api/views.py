@@ -88,7 +88,9 @@ class RatingsSummaryView(APIView):
         if scope == "org" and not perms.has_org_permission(
             request.user, request.organization, perms.RUNS_VIEW
         ):
-            raise PermissionDenied(f"{perms.RUNS_VIEW} is required for scope=org; ask for scope=own.")
+            raise PermissionDenied(
+                f"{perms.RUNS_VIEW} is required for scope=org; ask for scope=own."
+            )
         window = parse_spend_window(request.query_params)
         summary = selectors.ratings_summary(
             request.organization, window, own_user_id=request.user.pk if scope == "own" else None

@@ -34,12 +34,12 @@ from apps.orgs import permissions as perms
 from apps.orgs.api.exceptions import Conflict
 from apps.orgs.api.negotiation import FileDownloadNegotiation
 from apps.orgs.api.schema import MOMENT_SCHEMA, ErrorSerializer
+from apps.ratings.selectors import turn_ratings
 from apps.runs import resume, selectors, services
 from apps.runs.choices import RunStatus, Surface
 from apps.runs.exports import runs_export
 from apps.runs.filters import ORDERS, RATINGS, TOOK_OVER_MS_MAX, parse_run_history
 from apps.runs.models import Run
-from apps.ratings.selectors import turn_ratings
 
 from .serializers import (
     RunCreateSerializer,
