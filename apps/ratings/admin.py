@@ -15,6 +15,7 @@ from .models import MessageRating
 class MessageRatingAdmin(admin.ModelAdmin):
     list_display = ("message", "run", "user", "thumb", "updated_at", "organization")
     list_filter = ("thumb",)
+    search_fields = ("comment", "user__email")
     readonly_fields = [f.name for f in MessageRating._meta.fields]
     actions = ["export_csv"]
 

@@ -35,6 +35,7 @@ class TriggerAdmin(admin.ModelAdmin):
 class TriggerFireAdmin(admin.ModelAdmin):
     list_display = ("trigger", "via", "outcome", "run", "created_at")
     list_filter = ("via", "outcome")
+    search_fields = ("trigger__name", "detail")
     readonly_fields = [f.name for f in TriggerFire._meta.fields]
 
     def has_add_permission(self, request):
