@@ -11,9 +11,11 @@ import json
 import logging
 import secrets as token_source
 
+from celery import current_app
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django_celery_beat.models import PeriodicTask
 
 from apps.agents.selectors import can
 from apps.audit.services import record_audit
@@ -29,6 +31,8 @@ from .models import Trigger, TriggerFire
 from .schedules import FIRE_TASK, beat_kwargs, beat_schedule_rows, parse_schedule
 
 logger = logging.getLogger(__name__)
+
+DRIVE_FIRE_TASK = "apps.triggers.tasks.drive_fire"
 
 MAX_PROMPT_CHARS = 20_000
 PAUSED_SENTENCE = "The trigger is paused."
@@ -68,8 +72,6 @@ def _clean_text(field: str, value, *, limit: int) -> str:
 
 
 def _beat_entry(trigger: Trigger, schedule: dict):
-    from django_celery_beat.models import PeriodicTask
-
     return PeriodicTask.objects.create(
         name=f"trigger {trigger.pk}: {trigger.name}"[:200],
         task=FIRE_TASK,
@@ -155,8 +157,6 @@ def _set_enabled(trigger: Trigger, enabled: bool, *, reason: str = "") -> None:
     trigger.disabled_reason = reason
     trigger.save(update_fields=["enabled", "disabled_reason"])
     if trigger.periodic_task_id is not None:
-        from django_celery_beat.models import PeriodicTask
-
         # .save() (not .update()) so django-celery-beat notices the change and beat reloads.
         task = PeriodicTask.objects.get(pk=trigger.periodic_task_id)
         task.enabled = enabled
@@ -215,8 +215,6 @@ def trigger_delete(*, actor, trigger: Trigger) -> None:
     task_id, secret = trigger.periodic_task_id, trigger.secret
     trigger.delete()
     if task_id is not None:
-        from django_celery_beat.models import PeriodicTask
-
         PeriodicTask.objects.filter(pk=task_id).delete()
     if secret is not None:
         secret.delete()
@@ -404,9 +402,8 @@ def enqueue_drive(fire: TriggerFire) -> None:
         return
 
     def after_commit() -> None:
-        from .tasks import drive_fire_task
-
-        drive_fire_task.delay(fire.pk)
+        # By the task's registered name: tasks.py imports this module, not the other way round.
+        current_app.tasks[DRIVE_FIRE_TASK].delay(fire.pk)
 
     transaction.on_commit(after_commit)
 
