@@ -17,8 +17,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_create_a_schedule_fire_it_now_and_see_the_run(
-    page, live_server, org, builder, celery_worker
-):  # noqa: F811
+    page,
+    live_server,
+    org,
+    builder,
+    celery_worker,  # noqa: F811
+):
     agent = published_agent(org, name="Reporter", created_by=builder)
     page.goto(f"{live_server.url}/login/")
     page.fill("input[name=username]", builder.email)
