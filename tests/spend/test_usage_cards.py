@@ -127,3 +127,28 @@ def test_a_members_own_cards_count_only_their_runs(org, member, usage, client_fo
     assert body["active_people"] == 1
     assert [row["email"] for row in body["by_user"]] == ["member@acme.test"]
     assert body["latency"]["finished_runs"] == 1 and body["latency"]["p50"] == 1000
+
+
+def _signed_in(user):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.mark.django_db
+def test_the_dashboard_cards_link_to_the_rows_behind_them(org, builder, member, usage):
+    page = _signed_in(builder).get("/").content.decode()
+    since = (timezone.now() - dt.timedelta(days=29)).date().isoformat()
+    assert 'id="dashboard-usage"' in page
+    assert f'href="/activity/?started_from={since}" id="usage-total">4 runs</a>' in page
+    assert f"/activity/?surface=slack&amp;started_from={since}" in page
+    assert f'/activity/?order_by=duration&amp;started_from={since}" id="usage-p95">p95 4800 ms' in page
+    assert 'href="/activity/?tab=approvals" id="usage-approvals">1</a>' in page
+    assert "≥" in page  # anthropic's row is a floor
+    # Without runs:view the cards are absent, not a question answered with a refusal.
+    assert 'id="dashboard-usage"' not in _signed_in(member).get("/").content.decode()
+    # Each link's rows are the card's count.
+    listed = _signed_in(builder).get(f"/activity/?surface=slack&started_from={since}")
+    assert listed.status_code == 200
