@@ -144,7 +144,9 @@ def test_the_dashboard_cards_link_to_the_rows_behind_them(org, builder, member, 
     assert 'id="dashboard-usage"' in page
     assert f'href="/activity/?started_from={since}" id="usage-total">4 runs</a>' in page
     assert f"/activity/?surface=slack&amp;started_from={since}" in page
-    assert f'/activity/?order_by=duration&amp;started_from={since}" id="usage-p95">p95 4800 ms' in page
+    assert (
+        f'/activity/?order_by=duration&amp;started_from={since}" id="usage-p95">p95 4800 ms' in page
+    )
     assert 'href="/activity/?tab=approvals" id="usage-approvals">1</a>' in page
     assert "≥" in page  # anthropic's row is a floor
     # Without runs:view the cards are absent, not a question answered with a refusal.
