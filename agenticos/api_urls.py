@@ -21,4 +21,6 @@ urlpatterns = [
     path("", include("apps.approvals.api.urls")),
     path("", include("apps.spend.api.urls")),
     path("", include("apps.memory.api.urls")),
+    path("", include("apps.triggers.api.urls")),
+    path("", include("apps.ratings.api.urls")),
 ]

@@ -23,6 +23,7 @@ urlpatterns = [
     path("api/v1/", include(("agenticos.api_urls", "api"))),
     path("audit/", include("apps.audit.urls")),
     path("approvals/", include("apps.approvals.urls")),
+    path("", include("apps.triggers.urls")),
     path("agents/", include("apps.agents.urls")),
     path("", include("apps.runs.urls")),
     path("", include("apps.notifications.urls")),

@@ -30,11 +30,24 @@ def schema(django_db_blocker):
         return SchemaGenerator().get_schema(request=None, public=True)
 
 
-def _operations(schema):
+# Operations with no caller identity: a trigger's events are authorized by their signature
+# alone (docs/triggers.md), so they declare no bearer scheme and answer 403/409/413 only.
+SIGNED_ONLY = {"/api/v1/triggers/{id}/events/"}
+
+
+def _operations(schema, *, with_caller_only: bool = True):
     for path, item in schema["paths"].items():
+        if with_caller_only and path in SIGNED_ONLY:
+            continue
         for method, operation in item.items():
             if method in METHODS:
                 yield path, method, operation
+
+
+def test_a_signed_only_operation_declares_no_credential_and_its_403(schema):
+    operation = schema["paths"]["/api/v1/triggers/{id}/events/"]["post"]
+    assert not operation.get("security") or operation["security"] == [{}]
+    assert {"202", "403"} <= set(operation["responses"])
 
 
 def test_the_schema_generates_without_a_warning_and_validates(tmp_path):

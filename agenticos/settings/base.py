@@ -116,6 +116,8 @@ INSTALLED_APPS = [
     "apps.approvals",
     "apps.notifications",
     "apps.memory",
+    "apps.triggers",
+    "apps.ratings",
     "apps.console",
 ]
 
@@ -354,6 +356,11 @@ AGENTICOS_RUNS_PER_WORKER = env_int("AGENTICOS_RUNS_PER_WORKER", 50, minimum=1)
 # fails a run whose lease lapsed, so a dead worker's runs end within about a minute.
 RUN_LEASE_SECONDS = env_int("RUN_LEASE_SECONDS", 45, minimum=3)
 QUESTION_EXPIRY_HOURS = env_int("QUESTION_EXPIRY_HOURS", 24, minimum=1)
+# An event trigger's signed timestamp may be this far from the server's clock (docs/triggers.md):
+# older is a stale replay, refused with a 403 before anything reaches the runner.
+TRIGGER_EVENT_TOLERANCE_SECONDS = env_int("TRIGGER_EVENT_TOLERANCE_SECONDS", 300, minimum=1)
+# The largest event body a trigger accepts (it is handed to the run's prompt as data).
+TRIGGER_EVENT_MAX_BYTES = env_int("TRIGGER_EVENT_MAX_BYTES", 64 * 1024, minimum=1024)
 MEM0_ALLOWED_HOSTS = env_list("MEM0_ALLOWED_HOSTS")
 BROWSER_CDP_ALLOWED_HOSTS = env_list("BROWSER_CDP_ALLOWED_HOSTS")
 BROWSER_SIGN_IN_CDP_URL = env_str("BROWSER_SIGN_IN_CDP_URL", "")

@@ -34,6 +34,7 @@ from apps.spend.aggregates import (
 )
 from apps.spend.charts import daily_cost_svg
 from apps.spend.filters import last_days
+from apps.spend.usage_cards import usage_cards
 from apps.vault.selectors import secrets_for
 
 from .forms import ApiKeyForm, InviteForm, ModelProfileForm, OrganizationForm, RoleForm
@@ -83,6 +84,10 @@ def dashboard(request):
                 row["provider"] == "offline" for row in spend_by_provider(scope, window)
             ),
         }
+        # The usage cards read the same window as the spend card above.
+        context["usage"] = usage_cards(scope, window)
+        context["usage_window"] = window
+        context["usage_total_runs"] = spend_totals(scope, window)["run_count"]
     return render(request, "console/dashboard.html", context)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from django.apps import apps
 from django.db.models import (
     Case,
     DurationField,
@@ -11,6 +12,7 @@ from django.db.models import (
     ExpressionWrapper,
     F,
     IntegerField,
+    OuterRef,
     Q,
     QuerySet,
     Value,
@@ -99,15 +101,31 @@ def run_history(user, organization, filters: RunHistoryFilters) -> QuerySet[Run]
     if filters.took_over_ms is not None:
         # An unfinished run has no duration: excluded, never counted as zero.
         runs = runs.filter(duration__gt=dt.timedelta(milliseconds=filters.took_over_ms))  # type: ignore[misc]
-    if (
-        filters.environment_id is not None
-        or filters.exposure_id is not None
-        or filters.rated is not None
-    ):
-        # No run records an environment or an exposure, and no message carries a rating yet
-        # (those features are not built): the honest answer to these filters is no rows.
+    if filters.rated is not None:
+        # Runs in which someone rated a message the run produced (message_ratings).
+        runs = runs.filter(Exists(_ratings_of_run().filter(thumb=filters.rated)))
+    if filters.environment_id is not None or filters.exposure_id is not None:
+        # No run records an environment or an exposure (those features are not built): the
+        # honest answer to these filters is no rows.
         runs = runs.none()
-    return runs.order_by(*_history_order(filters))
+    return runs.annotate(down_rated=Exists(_ratings_of_run().filter(thumb="down"))).order_by(
+        *_history_order(filters)
+    )
+
+
+def _ratings_of_run() -> QuerySet:
+    """The ratings of the outer run's messages. apps.ratings sits above runs and is read here by
+    model name only, so the import graph keeps pointing one way (STYLE.md)."""
+    return apps.get_model("ratings", "MessageRating").objects.filter(run_id=OuterRef("pk"))
+
+
+def run_is_down_rated(run: Run) -> bool:
+    """A run read on its own (not through the history's annotation): did anyone thumb it down?"""
+    return (
+        apps.get_model("ratings", "MessageRating")
+        .objects.filter(run_id=run.pk, thumb="down")
+        .exists()
+    )
 
 
 def _history_order(filters: RunHistoryFilters) -> list:

@@ -68,11 +68,14 @@ def run_create(
     surface: str = Surface.API,
     parent_run: Run | None = None,
     approval_mode: str = "follow",
+    enqueue: bool = True,
 ) -> Run:
     """Create a run ``queued`` against the agent's published version; enqueue it on commit.
 
     ``approval_mode`` is the chat session's (follow | approve_all | ask_all); ``prepare()`` checks
     it and refuses the turn with a sentence when the session may not have it (apps.approvals.gate).
+    ``enqueue=False`` leaves the run for its caller to drive (a trigger's fire drives its run
+    itself, so the fire can report how the run's recording went: apps/triggers).
     """
     if agent.organization_id != organization.pk:
         raise ValidationError({"agent_id": "no such agent"})
@@ -119,7 +122,8 @@ def run_create(
     def after_commit() -> None:
         reset_frames(run.pk)
         announce_run(conversation.pk, run.pk)
-        _enqueue(run.pk)
+        if enqueue:
+            _enqueue(run.pk)
 
     transaction.on_commit(after_commit)
     return run
@@ -506,4 +510,27 @@ def run_expire_parked(
             subject=run,
             details={"run_id": run_id, "after_hours": after_hours, "by": "expiry sweep"},
         )
+    return ended
+
+
+UNRECORDED_SENTENCE = (
+    "The run's end could not be recorded (its final write did not commit); what it spent is booked."
+)
+
+
+def run_fail_unrecorded(run_id: int) -> bool:
+    """End a run still ``running`` whose final booking raised and rolled back: ``failed`` with the
+    ledger's totals (a floor), never the half-written end. Returns whether it ended it."""
+    now = timezone.now()
+    run = Run.objects.filter(pk=run_id).values("organization_id").first()
+    ended = _end_orphan(
+        run_id,
+        from_status=RunStatus.RUNNING,
+        now=now,
+        status=RunStatus.FAILED,
+        stop_reason=StopReason.INTERNAL_ERROR,
+        error=UNRECORDED_SENTENCE,
+    )
+    if ended and run is not None:
+        _reconcile_counters({run["organization_id"]}, now)
     return ended

@@ -18,6 +18,7 @@ import re
 from collections import defaultdict
 from decimal import Decimal
 
+from django.apps import apps
 from pydantic_ai.messages import (
     ModelMessagesTypeAdapter,
     ModelRequest,
@@ -61,7 +62,23 @@ def chat_turns(conversation: Conversation) -> list[dict]:
             by_run[run_id] = turn
         turns.append(turn)
     _attach_runs(by_run)
+    _attach_own_thumbs(turns, conversation.user_id)
     return turns
+
+
+def _attach_own_thumbs(turns: list[dict], user_id: int | None) -> None:
+    """The thread's owner's thumb on each assistant turn, in one query (a chat is its owner's,
+    so the owner is the reader). apps.ratings sits above runs: read by model name only."""
+    ids = [turn["id"] for turn in turns if turn["role"] == "assistant"]
+    mine: dict[int, str] = {}
+    if ids and user_id is not None:
+        mine = dict(
+            apps.get_model("ratings", "MessageRating")
+            .objects.filter(message_id__in=ids, user_id=user_id)
+            .values_list("message_id", "thumb")
+        )
+    for turn in turns:
+        turn["my_rating"] = mine.get(turn["id"], "")
 
 
 def run_turn(conversation: Conversation, run_id: int) -> dict | None:

@@ -143,6 +143,7 @@ def chat_turn(request, conversation_id: int, run_id: int):
         {
             "turn": turn,
             "agent_name": conversation.agent.name,
+            "thumbs": True,
             "can_decide": perms.has_org_permission(
                 request.user, organization, perms.APPROVALS_DECIDE
             ),

@@ -4,6 +4,7 @@ from agenticos.params import IdField, StrictJSONMixin
 from apps.approvals.choices import ApprovalMode
 from apps.runs.choices import StopReason
 from apps.runs.models import Run
+from apps.runs.selectors import run_is_down_rated
 
 
 class RunCreateSerializer(StrictJSONMixin, serializers.Serializer):
@@ -26,7 +27,7 @@ class RunSerializer(serializers.ModelSerializer):
     cost_usd = serializers.DecimalField(max_digits=14, decimal_places=8, coerce_to_string=True)
     # ended_at - started_at; null while the run has not finished (it has no duration yet).
     duration_ms = serializers.SerializerMethodField()
-    # No message carries a rating yet (ratings are not built); false is what the rows record.
+    # Someone thumbed down a turn this run produced (apps.ratings).
     down_rated = serializers.SerializerMethodField()
 
     def get_duration_ms(self, run) -> int | None:
@@ -35,7 +36,8 @@ class RunSerializer(serializers.ModelSerializer):
         return int((run.ended_at - run.started_at).total_seconds() * 1000)
 
     def get_down_rated(self, run) -> bool:
-        return False
+        annotated = getattr(run, "down_rated", None)  # the history's annotation
+        return bool(annotated) if annotated is not None else run_is_down_rated(run)
 
     class Meta:
         model = Run
@@ -93,6 +95,12 @@ class TurnSerializer(serializers.Serializer):
     # A field named like Field.context: the serializer's metaclass moves it into the fields.
     context = ContextGaugeSerializer(allow_null=True)  # type: ignore[assignment]
     created_at = serializers.DateTimeField()
+    # The ratings people left on the turn (apps.ratings): the reader's own thumb, the
+    # organization's counts, the latest negative comment. Empty on a turn nobody rated.
+    my_rating = serializers.CharField(allow_null=True, required=False, default=None)
+    ratings_up = serializers.IntegerField(required=False, default=0)
+    ratings_down = serializers.IntegerField(required=False, default=0)
+    latest_down_comment = serializers.CharField(allow_blank=True, required=False, default="")
 
 
 class StepSerializer(serializers.Serializer):

@@ -34,6 +34,7 @@ from apps.orgs import permissions as perms
 from apps.orgs.api.exceptions import Conflict
 from apps.orgs.api.negotiation import FileDownloadNegotiation
 from apps.orgs.api.schema import MOMENT_SCHEMA, ErrorSerializer
+from apps.ratings.selectors import turn_ratings
 from apps.runs import resume, selectors, services
 from apps.runs.choices import RunStatus, Surface
 from apps.runs.exports import runs_export
@@ -47,6 +48,8 @@ from .serializers import (
     StepSerializer,
     TurnSerializer,
 )
+
+EMPTY_RATINGS = {"my_rating": None, "ratings_up": 0, "ratings_down": 0, "latest_down_comment": ""}
 
 # The run history's filters (apps/runs/filters.py parses them; a value outside its type is a 422).
 HISTORY_PARAMETERS = [
@@ -139,6 +142,12 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     @action(detail=True, methods=["get"], url_path="transcript")
     def transcript(self, request, pk=None):
         transcript = selectors.run_transcript(self.get_object())
+        if transcript["turns"]:
+            ratings = turn_ratings(
+                [turn["id"] for turn in transcript["turns"]], reader_id=request.user.pk
+            )
+            for turn in transcript["turns"]:
+                turn.update(ratings.get(turn["id"], EMPTY_RATINGS))
         return Response(
             {
                 "run_id": transcript["run_id"],

@@ -49,3 +49,8 @@ def usage_payload(stats: dict, *, scope: str) -> dict:
             "daily": stats["daily"],
         }
     )
+
+
+def usage_cards_payload(cards: dict) -> dict:
+    """The dashboard cards' blocks (apps/spend/usage_cards.py), money as strings."""
+    return _plain(cards)

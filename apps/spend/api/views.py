@@ -16,11 +16,12 @@ from apps.orgs.api.schema import MOMENT_SCHEMA
 from apps.spend.aggregates import SpendScope, spend_overview, usage_stats
 from apps.spend.exports import spend_export
 from apps.spend.filters import parse_spend_window
+from apps.spend.usage_cards import usage_cards
 
-from .serializers import spend_payload, usage_payload
+from .serializers import spend_payload, usage_cards_payload, usage_payload
 
 USAGE_SCOPES = ("org", "own")
-USAGE_GROUPINGS = ("day",)
+USAGE_GROUPINGS = ("day", "version")
 
 WINDOW_PARAMETERS = [
     OpenApiParameter("days", int, description="The last N days (1..366), default 30."),
@@ -34,7 +35,9 @@ SPEND = OpenApiResponse(
 )
 USAGE = OpenApiResponse(
     response=OpenApiTypes.OBJECT,
-    description="since, until, period_days, scope, total_runs, tokens, cost, daily.",
+    description="since, until, period_days, scope, total_runs, tokens, cost, daily; the cards: "
+    "by_provider, outcomes, approvals_waiting, surfaces, latency (p50/p95/p99 ms), active_people, "
+    "by_user, by_agent (delegations included), quality; by_version with group_by=version.",
 )
 
 
@@ -101,8 +104,8 @@ class UsageStatsView(APIView):
             raise PermissionDenied(
                 f"{perms.RUNS_VIEW} is required for scope=org; ask for scope=own."
             )
-        # The series is per day; the other groupings of the dashboard cards are not built, and
-        # a grouping asked for and silently ignored would answer a different question.
+        # The series is per day; group_by=version adds the version comparison (by_version). A
+        # grouping asked for and silently ignored would answer a different question: a 422.
         group_by = request.query_params.get("group_by")
         if group_by not in (None, "", *USAGE_GROUPINGS):
             raise UnprocessableEntity(
@@ -110,4 +113,6 @@ class UsageStatsView(APIView):
             )
         window = parse_spend_window(request.query_params)
         scope = SpendScope.for_reader(request.user, request.organization, own=scope_name == "own")
-        return Response(usage_payload(usage_stats(scope, window), scope=scope_name))
+        payload = usage_payload(usage_stats(scope, window), scope=scope_name)
+        payload.update(usage_cards_payload(usage_cards(scope, window, group_by=group_by)))
+        return Response(payload)

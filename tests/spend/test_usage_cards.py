@@ -1,0 +1,156 @@
+"""GET /stats/usage/'s dashboard cards against figures worked out by hand from a small set of
+runs: top-level rows, one delegation, one unpriced (partial) row, one parked run, ratings."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+from django.utils import timezone
+
+from apps.ratings.models import MessageRating
+from apps.runs.models import Conversation, Message, Run
+from tests.runs.factories import published_agent
+
+from .builders import finished_run
+
+
+def took(run: Run, ms: int | None) -> Run:
+    run.ended_at = None if ms is None else run.started_at + dt.timedelta(milliseconds=ms)
+    run.save(update_fields=["ended_at"])
+    return run
+
+
+def rated(run: Run, user, thumb: str) -> None:
+    conversation = Conversation.objects.create(
+        organization=run.organization, agent=run.agent, user=run.user
+    )
+    message = Message.objects.create(conversation=conversation, run=run, role="assistant")
+    MessageRating.objects.create(
+        organization=run.organization, message=message, run=run, user=user, thumb=thumb
+    )
+
+
+@pytest.fixture
+def usage(org, other_org, outsider, member, builder):
+    now = timezone.now() - dt.timedelta(hours=1)
+    alpha = published_agent(org, name="Alpha")
+    beta = published_agent(org, name="Beta")
+    r1 = took(
+        finished_run(alpha, cost="1.00", user=member, started_at=now, provider="openai"), 1000
+    )
+    Run.objects.filter(pk=r1.pk).update(surface="chat")
+    r2 = took(
+        finished_run(
+            alpha, cost="0.10", user=builder, started_at=now, provider="openai", status="failed"
+        ),
+        3000,
+    )
+    r3 = took(finished_run(beta, user=member, started_at=now, status="awaiting_approval"), None)
+    Run.objects.filter(pk=r3.pk).update(surface="slack")
+    r4 = took(
+        finished_run(
+            alpha, cost="0.50", user=builder, started_at=now, provider="anthropic", partial=True
+        ),
+        5000,
+    )
+    d1 = finished_run(beta, cost="0.40", parent=Run.objects.get(pk=r1.pk), provider="anthropic")
+    # Outside the window, and another organization's: in no figure.
+    finished_run(alpha, cost="9", user=member, started_at=now - dt.timedelta(days=40))
+    finished_run(published_agent(other_org), cost="7", user=outsider, started_at=now)
+    rated(Run.objects.get(pk=r1.pk), member, "up")
+    rated(Run.objects.get(pk=r1.pk), builder, "down")
+    rated(r2, member, "down")
+    rated(d1, member, "down")  # a delegated row's rating: not in the top-level quality block
+    return {"alpha": alpha, "beta": beta, "runs": (r1, r2, r3, r4, d1)}
+
+
+@pytest.mark.django_db
+def test_every_card_matches_the_figures_worked_out_by_hand(org, builder, usage, client_for):
+    body = client_for(builder, org).get("/api/v1/stats/usage/?days=7&group_by=version").json()
+
+    assert body["total_runs"] == 4
+    # The donut sums to total_runs, and its awaiting_approval equals the approvals card.
+    assert body["outcomes"] == {"awaiting_approval": 1, "completed": 2, "failed": 1}
+    assert sum(body["outcomes"].values()) == body["total_runs"]
+    assert body["outcomes"]["awaiting_approval"] == body["approvals_waiting"] == 1
+    assert body["surfaces"] == [
+        {"surface": "api", "run_count": 2},
+        {"surface": "chat", "run_count": 1},
+        {"surface": "slack", "run_count": 1},
+    ]
+    # Finished top-level runs took 1 s, 3 s and 5 s (the parked one has no duration):
+    # percentile_cont → p50 3000, p95 3000 + 0.9 × 2000 = 4800, p99 3000 + 0.98 × 2000 = 4960.
+    assert body["latency"] == {"finished_runs": 3, "p50": 3000, "p95": 4800, "p99": 4960}
+    assert body["active_people"] == 2
+    # Each row's own spend: r1 1.00 − its delegation 0.40 = 0.60 + r2 0.10 → openai 0.70;
+    # the delegation 0.40 + r4 0.50 → anthropic 0.90, one of them a floor.
+    providers = {row["provider"]: row for row in body["by_provider"]}
+    assert Decimal(providers["openai"]["cost_usd"]) == Decimal("0.70")
+    assert Decimal(providers["anthropic"]["cost_usd"]) == Decimal("0.90")
+    assert providers["anthropic"]["partial_run_count"] == 1
+    assert sum(Decimal(row["cost_usd"]) for row in body["by_provider"]) == Decimal("1.60")
+    # Adoption includes the delegation: 3 + 2 bars beside a total of 4.
+    assert [
+        (r["agent_name"], r["run_count"], r["delegated_run_count"]) for r in body["by_agent"]
+    ] == [
+        ("Alpha", 3, 0),
+        ("Beta", 2, 1),
+    ]
+    people = {row["email"]: row["run_count"] for row in body["by_user"]}
+    assert people == {"member@acme.test": 2, "builder@acme.test": 2}
+    # Quality over top-level runs: r1 up + down, r2 down (the delegation's thumb is not here).
+    assert body["quality"] == {"up": 1, "down": 2, "rated_runs": 2, "up_share": 0.3333}
+    versions = {row["agent_name"]: row for row in body["by_version"]}
+    assert (versions["Alpha"]["run_count"], versions["Alpha"]["completed"]) == (3, 2)
+    assert Decimal(versions["Alpha"]["cost_usd"]) == Decimal("1.60")
+    assert versions["Alpha"]["partial_run_count"] == 1
+    assert versions["Alpha"]["down_rated_runs"] == 2
+    assert (versions["Beta"]["run_count"], versions["Beta"]["down_rated_runs"]) == (2, 1)
+
+
+@pytest.mark.django_db
+def test_without_group_by_version_there_is_no_version_block_and_a_bad_grouping_is_a_422(
+    org, builder, usage, client_for
+):
+    client = client_for(builder, org)
+    assert "by_version" not in client.get("/api/v1/stats/usage/?days=7").json()
+    assert client.get("/api/v1/stats/usage/?group_by=agent").status_code == 422
+
+
+@pytest.mark.django_db
+def test_a_members_own_cards_count_only_their_runs(org, member, usage, client_for):
+    body = client_for(member, org).get("/api/v1/stats/usage/?scope=own&days=7").json()
+    assert body["total_runs"] == 2
+    assert body["outcomes"] == {"awaiting_approval": 1, "completed": 1}
+    assert body["active_people"] == 1
+    assert [row["email"] for row in body["by_user"]] == ["member@acme.test"]
+    assert body["latency"]["finished_runs"] == 1 and body["latency"]["p50"] == 1000
+
+
+def _signed_in(user):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.mark.django_db
+def test_the_dashboard_cards_link_to_the_rows_behind_them(org, builder, member, usage):
+    page = _signed_in(builder).get("/").content.decode()
+    since = (timezone.now() - dt.timedelta(days=29)).date().isoformat()
+    assert 'id="dashboard-usage"' in page
+    assert f'href="/activity/?started_from={since}" id="usage-total">4 runs</a>' in page
+    assert f"/activity/?surface=slack&amp;started_from={since}" in page
+    assert (
+        f'/activity/?order_by=duration&amp;started_from={since}" id="usage-p95">p95 4800 ms' in page
+    )
+    assert 'href="/activity/?tab=approvals" id="usage-approvals">1</a>' in page
+    assert "≥" in page  # anthropic's row is a floor
+    # Without runs:view the cards are absent, not a question answered with a refusal.
+    assert 'id="dashboard-usage"' not in _signed_in(member).get("/").content.decode()
+    # Each link's rows are the card's count.
+    listed = _signed_in(builder).get(f"/activity/?surface=slack&started_from={since}")
+    assert listed.status_code == 200
