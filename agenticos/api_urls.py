@@ -21,4 +21,5 @@ urlpatterns = [
     path("", include("apps.approvals.api.urls")),
     path("", include("apps.spend.api.urls")),
     path("", include("apps.memory.api.urls")),
+    path("", include("apps.knowledge.api.urls")),
 ]

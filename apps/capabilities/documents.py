@@ -333,7 +333,9 @@ def upload_type(filename: str) -> str | None:
 
 
 def _decode(data: bytes) -> str:
-    for encoding in ("utf-8-sig", "utf-16") if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ("utf-8-sig",):
+    for encoding in (
+        ("utf-8-sig", "utf-16") if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ("utf-8-sig",)
+    ):
         try:
             return data.decode(encoding)
         except UnicodeDecodeError:

@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .tools.knowledge import DocumentSearcher
     from .tools.planning import RunPlan
 
 
@@ -36,6 +37,10 @@ class RunResources:
     artifacts: list[dict[str, Any]] | None = None
     # clock: an aware datetime pinning the moment (tests); None means now.
     now: datetime | None = None
+    # knowledge: the searcher of the spec's collections, read in the run's organization
+    # (``apps.knowledge.selectors.collection_search_for_run``); None: the capability attaches
+    # nothing.
+    knowledge: DocumentSearcher | None = None
 
 
 @dataclass(frozen=True)

@@ -248,7 +248,9 @@ class LocalMiniLM:
                 return value @ w[f"{prefix}{name}.weight"] + w[f"{prefix}{name}.bias"]
 
             def heads(value: np.ndarray) -> np.ndarray:
-                return value.reshape(batch_size, length, self.heads, head_size).transpose(0, 2, 1, 3)
+                return value.reshape(batch_size, length, self.heads, head_size).transpose(
+                    0, 2, 1, 3
+                )
 
             q = heads(project("attention.self.query", x))
             k = heads(project("attention.self.key", x))
@@ -269,7 +271,9 @@ class LocalMiniLM:
                 w[p + "output.LayerNorm.weight"],
                 w[p + "output.LayerNorm.bias"],
             )
-        pooled = (x * mask[:, :, None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
+        pooled = (x * mask[:, :, None]).sum(axis=1) / np.maximum(
+            mask.sum(axis=1, keepdims=True), 1e-9
+        )
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return pooled / np.maximum(norms, 1e-12)
 
@@ -345,7 +349,9 @@ class OpenAICompatibleEmbedder:
                     part_vectors = [list(map(float, row["embedding"])) for row in rows]
                     usage = body.get("usage") or {}
                 except (ValueError, KeyError, TypeError) as exc:
-                    raise EmbeddingFailed("The embedding endpoint answered in an unknown shape.") from exc
+                    raise EmbeddingFailed(
+                        "The embedding endpoint answered in an unknown shape."
+                    ) from exc
                 if len(part_vectors) != len(part) or any(
                     len(v) != self.dimensions for v in part_vectors
                 ):

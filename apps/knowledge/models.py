@@ -79,6 +79,9 @@ class CollectionGrant(models.Model):
             ),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.user_id} may read {self.collection_id}"
+
 
 class Document(models.Model):
     """One uploaded file and its index job. The bytes are kept (``content``) so a re-index
@@ -125,10 +128,10 @@ class Chunk(models.Model):
     format has pages, its vector and its full-text vector. Consecutive chunks of a document are
     contiguous text, so growing a result to its neighbours never joins text that was apart."""
 
-    organization = models.ForeignKey("orgs.Organization", on_delete=models.CASCADE, related_name="+")
-    collection = models.ForeignKey(
-        Collection, on_delete=models.CASCADE, related_name="chunks_all"
+    organization = models.ForeignKey(
+        "orgs.Organization", on_delete=models.CASCADE, related_name="+"
     )
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="chunks_all")
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
     ordinal = models.PositiveIntegerField()
     page = models.PositiveIntegerField(null=True, blank=True)
@@ -152,3 +155,6 @@ class Chunk(models.Model):
             # The search scope: an organization's chunks in the agent's collections.
             models.Index(fields=["collection", "dimensions"], name="knowledge_chunk_scope"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.document_id}#{self.ordinal}"

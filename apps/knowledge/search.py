@@ -18,14 +18,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import Any
 
 from pydantic_ai.messages import ModelRequest, TextPart, UserPromptPart
 from pydantic_ai.models import ModelRequestParameters
 
 from agenticos.loopdb import Statement
 from apps.capabilities.documents import PAGED_TYPES
-
 from apps.capabilities.tools.failures import TransientFault
 from apps.capabilities.tools.knowledge import SearchFilters
 from apps.spend.guard import current_meter
@@ -223,9 +221,7 @@ class CollectionSearch:
         for (_, _, dimensions, _, _), refs in groups.items():
             embedder = self.embedder_for(refs[0])
             try:
-                embedded: Embedded = await asyncio.to_thread(
-                    embedder.embed, [vector_text or query]
-                )
+                embedded: Embedded = await asyncio.to_thread(embedder.embed, [vector_text or query])
             except EmbeddingFailed as exc:
                 raise TransientFault(f"The search backend failed: {exc} Try again.") from exc
             await meter.charge(

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.db.models import Count, Q, QuerySet, Sum
 
-from apps.orgs.permissions import AGENTS_VIEW, CONTEXT_EDIT, has_org_permission
+from apps.orgs.permissions import AGENTS_VIEW, CONTEXT_EDIT, SETTINGS_MANAGE, has_org_permission
 
 from .models import Chunk, Collection, Document
 from .search import CollectionRef, CollectionSearch
@@ -28,11 +28,16 @@ def may_manage(user, organization) -> bool:
 
 def collections_readable_by(user, organization) -> QuerySet[Collection]:
     """The collections ``user`` may read in ``organization``: every open one, and a restricted
-    one they were granted, created, or manage."""
+    one they were granted or created — or every one, for those who manage the organization
+    (``settings:manage``: owners, admins) and app admins. A builder manages open collections but
+    needs a grant for a restricted one, which is what makes "the publisher may read it" a rule."""
     if user is None or not has_org_permission(user, organization, AGENTS_VIEW):
         return Collection.objects.none()
     collections = Collection.objects.filter(organization=organization)
-    if not (getattr(user, "is_superuser", False) or may_manage(user, organization)):
+    if not (
+        getattr(user, "is_superuser", False)
+        or has_org_permission(user, organization, SETTINGS_MANAGE)
+    ):
         collections = collections.filter(
             Q(restricted=False) | Q(grants__user=user) | Q(created_by=user)
         ).distinct()
@@ -50,8 +55,10 @@ def collection_for(user, organization, pk) -> Collection | None:
 
 
 def documents_of(collection: Collection) -> QuerySet[Document]:
-    return Document.objects.filter(collection=collection).defer("content").order_by(
-        "-created_at", "-pk"
+    return (
+        Document.objects.filter(collection=collection)
+        .defer("content")
+        .order_by("-created_at", "-pk")
     )
 
 
@@ -90,9 +97,7 @@ def collection_search_for_run(organization_id: int, ids: Iterable[int]) -> Colle
         Collection.objects.filter(organization_id=organization_id, pk__in=ids)
         .select_related("embedding_profile__secret")
         # The scope's size decides exact scan or HNSW: the ready documents' own counts.
-        .annotate(
-            chunk_count=Sum("documents__chunks_total", filter=Q(documents__status="ready"))
-        )
+        .annotate(chunk_count=Sum("documents__chunks_total", filter=Q(documents__status="ready")))
     )
     refs = []
     for collection in rows:

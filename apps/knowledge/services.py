@@ -23,8 +23,8 @@ from apps.capabilities.documents import Unreadable, extract_pages, sniff_documen
 from apps.orgs.permissions import CONTEXT_EDIT
 from apps.spend.services import ingestion_charge_record
 
-from .chunking import chunk_pages
 from .choices import REINDEXABLE_STATUSES, DocumentStatus, Embedder
+from .chunking import chunk_pages
 from .embedders import (
     LOCAL_DIMENSIONS,
     LOCAL_MODEL_NAME,
@@ -72,7 +72,9 @@ def collection_create(
     _require(actor, organization)
     name = _name(name)
     if Collection.objects.filter(organization=organization, name=name).exists():
-        raise ValidationError({"name": [f"The organization already has a collection named {name!r}."]})
+        raise ValidationError(
+            {"name": [f"The organization already has a collection named {name!r}."]}
+        )
     description = " ".join(str(description or "").split())
     if len(description) > 300:
         raise ValidationError({"description": ["At most 300 characters."]})
@@ -81,7 +83,11 @@ def collection_create(
             raise ValidationError({"embedding_profile_id": ["No such model profile."]})
         if embedding_profile.provider not in ("openai", "openai_compatible"):
             raise ValidationError(
-                {"embedding_profile_id": ["Embeddings need an OpenAI or OpenAI-compatible profile."]}
+                {
+                    "embedding_profile_id": [
+                        "Embeddings need an OpenAI or OpenAI-compatible profile."
+                    ]
+                }
             )
         if dimensions not in SUPPORTED_DIMENSIONS:
             raise ValidationError(
@@ -230,7 +236,9 @@ def document_reindex(*, actor, document: Document) -> Document:
         status=DocumentStatus.QUEUED, chunks_done=0, failure_reason=""
     )
     if not claimed:
-        raise ValidationError({"status": [f"The document is {document.status}; wait for it to end."]})
+        raise ValidationError(
+            {"status": [f"The document is {document.status}; wait for it to end."]}
+        )
     record_audit(
         actor=actor,
         organization=document.organization,

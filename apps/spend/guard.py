@@ -298,7 +298,13 @@ class RunMeter:
     # -- spend a capability makes on the run's behalf, from the run's loop --------------------
 
     async def charge(
-        self, *, kind: str, provider: str, model_name: str, input_tokens: int, output_tokens: int = 0
+        self,
+        *,
+        kind: str,
+        provider: str,
+        model_name: str,
+        input_tokens: int,
+        output_tokens: int = 0,
     ) -> services.Charge:
         """Book a charge the guard did not see (a query embedding) on this run, from its loop."""
         return await services.charge_move(

@@ -23,6 +23,7 @@ def builders() -> dict:
     from .charts import build_charts_toolset
     from .clock import build_clock_toolset
     from .context import build_context_toolset
+    from .knowledge import build_knowledge_toolset
     from .planning import build_planning_toolset
     from .thinking import build_thinking_toolset
     from .web_fetch import build_web_fetch_toolset
@@ -35,6 +36,7 @@ def builders() -> dict:
         "charts": build_charts_toolset,
         "code_execution": build_code_execution_toolset,
         "context": build_context_toolset,
+        "knowledge": build_knowledge_toolset,
         "web_research": build_web_search_toolset,
         "web_fetch": build_web_fetch_toolset,
     }

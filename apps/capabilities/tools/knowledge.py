@@ -2,7 +2,7 @@
 
 The model asks *what*, never *where* (seed 000, "Búsqueda de conocimiento"): the runner resolves
 the spec's ``knowledge_collections`` in the run's organization before the run and hands the tool
-a searcher in ``extras["knowledge"]`` (``apps.knowledge.search.CollectionSearch``; this module
+a searcher in ``RunResources.knowledge`` (``apps.knowledge.search.CollectionSearch``; this module
 sits below the knowledge app and only uses what it is handed). Bound without collections the
 capability attaches nothing: a search that always comes back empty is worse than none, because
 the model keeps trying and reasons from the silence.
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, fields
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 from pydantic_ai import RunContext
@@ -78,7 +78,9 @@ class SearchFilters:
 class DocumentFilters(BaseModel):
     """Optional filters; every one narrows the search."""
 
-    document_type: Literal["pdf", "docx", "odt", "rtf", "pptx", "markdown", "text", "html", "csv"] | None = None
+    document_type: (
+        Literal["pdf", "docx", "odt", "rtf", "pptx", "markdown", "text", "html", "csv"] | None
+    ) = None
     org_unit: str | None = Field(None, max_length=120, description="An organizational unit.")
     source: str | None = Field(None, max_length=120)
     date_from: dt.date | None = Field(None, description="Documents added on or after this day.")
@@ -97,6 +99,21 @@ class DocumentFilters(BaseModel):
             date_from=start(self.date_from),
             date_to=start(self.date_to + dt.timedelta(days=1)) if self.date_to else None,
         )
+
+
+class DocumentSearcher(Protocol):
+    """What the runner hands this tool (``apps.knowledge.search.CollectionSearch``)."""
+
+    collections: tuple[Any, ...]
+    org_units: tuple[str, ...]
+
+    async def search(
+        self, query: str, *, top_k: int, filters: SearchFilters, vector_text: str | None = None
+    ) -> list[Any]: ...
+
+    async def neighbours(self, hit: Any, *, before: int, after: int) -> list[tuple]: ...
+
+    async def expand(self, model: Any, prompt: str) -> str | None: ...
 
 
 def _citation(hit, *, grown: bool) -> str:
@@ -165,7 +182,7 @@ async def _grow(searcher, hits: list[Any], mode: str) -> list[tuple[Any, str, bo
 
 
 def build_knowledge_toolset(binding, context):
-    searcher = context.extras.get("knowledge")
+    searcher = context.resources.knowledge
     if searcher is None or not searcher.collections:
         return None  # bound without collections: attach nothing
     config = parsed_config(CAPABILITY_ID, binding)
@@ -182,7 +199,9 @@ def build_knowledge_toolset(binding, context):
         if not query:
             raise WrongArguments("query is empty: say what to look for, in natural language.")
         if top_k is not None and not 1 <= top_k <= MAX_TOP_K:
-            raise WrongArguments(f"top_k must be between 1 and {MAX_TOP_K}; omit it for the default.")
+            raise WrongArguments(
+                f"top_k must be between 1 and {MAX_TOP_K}; omit it for the default."
+            )
         k = top_k if top_k is not None else config.default_top_k
         search_filters = filters.as_search_filters() if filters is not None else SearchFilters()
 
