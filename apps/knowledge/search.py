@@ -141,6 +141,8 @@ class CollectionRef:
     embedding_model: str
     chunk_count: int = 0
     base_url: str = ""
+    # The profile's provider (``openai`` prices by genai-prices' OpenAI table).
+    provider: str = "local"
     # The profile's key, decrypted before the run for an OpenAI-compatible embedder.
     api_key: str = field(default="", repr=False)
 
@@ -194,6 +196,7 @@ class CollectionSearch:
             model_name=ref.embedding_model,
             api_key=ref.api_key,
             dimensions=ref.dimensions,
+            provider=ref.provider,
         )
 
     @staticmethod

@@ -110,7 +110,10 @@ def collection_search_for_run(organization_id: int, ids: Iterable[int]) -> Colle
                 embedder=collection.embedder,
                 embedding_model=collection.embedding_model,
                 chunk_count=collection.chunk_count or 0,
-                base_url=profile.base_url if profile is not None else "",
+                base_url=(profile.base_url or "https://api.openai.com/v1")
+                if profile is not None
+                else "",
+                provider=profile.provider if profile is not None else "local",
                 api_key=secret_reveal(profile.secret)
                 if profile is not None and profile.secret is not None
                 else "",
