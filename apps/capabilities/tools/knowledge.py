@@ -116,6 +116,64 @@ class DocumentSearcher(Protocol):
     async def expand(self, model: Any, prompt: str) -> str | None: ...
 
 
+INFERRED_FIELDS = ("document_type", "org_unit", "source", "date_from", "date_to")
+
+
+def _self_query_prompt(query: str, units: tuple[str, ...], today: dt.date) -> str:
+    unit_line = (
+        "Organizational units (use one of these exactly, or none): " + "; ".join(units)
+        if units
+        else "Do not set org_unit."
+    )
+    return (
+        "Read a search request and derive only the business filters it clearly implies. Answer "
+        "with one JSON object and nothing else, with any of these keys: "
+        f"document_type (one of {', '.join(DOCUMENT_TYPES)}), org_unit, source, date_from and "
+        "date_to (YYYY-MM-DD, documents added in that range). Leave a key out when the request "
+        f"does not imply it; answer {{}} when it implies none. Today is {today.isoformat()}. "
+        f"{unit_line}\n\nSearch request: {query}"
+    )
+
+
+def _parse_inferred(text: str | None, units: tuple[str, ...]) -> DocumentFilters | None:
+    """The inferred filters, validated like the model's own, narrowed to what the scope holds;
+    None when the answer is no JSON object (the caller may ask once for a correction)."""
+    import json
+
+    if text is None:
+        return None
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end < start:
+        return None
+    try:
+        raw = json.loads(text[start : end + 1])
+    except ValueError:
+        return None
+    if not isinstance(raw, dict):
+        return None
+    # Never a document id, and nothing but the business fields: an inference cannot widen scope.
+    values = {k: v for k, v in raw.items() if k in INFERRED_FIELDS and v not in (None, "")}
+    if "org_unit" in values and values["org_unit"] not in units:
+        values.pop("org_unit")  # a unit the bound collections do not hold is dropped
+    kept = {}
+    for key, value in values.items():
+        try:
+            DocumentFilters(**{key: value})
+        except ValueError:
+            continue  # one bad field does not spoil the others
+        kept[key] = value
+    return DocumentFilters(**kept)
+
+
+def _describe(filters: DocumentFilters) -> str:
+    parts = [
+        f"{name.replace('_', ' ')} {value}"
+        for name in INFERRED_FIELDS
+        if (value := getattr(filters, name)) is not None
+    ]
+    return ", ".join(parts)
+
+
 def _citation(hit, *, grown: bool) -> str:
     where = hit.file_name
     if hit.cited_page is not None:
@@ -204,6 +262,25 @@ def build_knowledge_toolset(binding, context):
             )
         k = top_k if top_k is not None else config.default_top_k
         search_filters = filters.as_search_filters() if filters is not None else SearchFilters()
+        inferred_line = ""
+        if config.self_query_enabled and infer_filters and search_filters.is_empty():
+            # The model's own filters always win; self-query only fills the gap, in the same scope.
+            prompt = _self_query_prompt(query, searcher.org_units, dt.datetime.now(dt.UTC).date())
+            answer = await searcher.expand(ctx.model, prompt)
+            inferred = _parse_inferred(answer, searcher.org_units)
+            if inferred is None and answer is not None:
+                correction = await searcher.expand(
+                    ctx.model,
+                    f"{prompt}\n\nYour previous answer was not one JSON object:\n{answer[:500]}\n"
+                    "Answer with the JSON object only.",
+                )
+                inferred = _parse_inferred(correction, searcher.org_units)
+            if inferred is not None and _describe(inferred):
+                search_filters = inferred.as_search_filters()
+                inferred_line = (
+                    f"Filters inferred from the question: {_describe(inferred)}. Pass "
+                    "infer_filters=false to search again without them.\n"
+                )
 
         queries = [query]
         vector_text = None
@@ -234,7 +311,7 @@ def build_knowledge_toolset(binding, context):
         ]
         hits = result_lists[0] if len(result_lists) == 1 else _fuse(result_lists, k)
         if not hits:
-            return (
+            return inferred_line + (
                 f"No passage matched {query!r} in the connected collections. Try other words "
                 "(a synonym, the term a document would use)."
             )
@@ -242,7 +319,9 @@ def build_knowledge_toolset(binding, context):
             passages = [(hit, hit.text, False) for hit in hits]
         else:
             passages = await _grow(searcher, hits, config.parent_context)
-        lines = [f"{len(hits)} passage(s) for {query!r}, best first. Cite each by its document:"]
+        lines = [
+            f"{inferred_line}{len(hits)} passage(s) for {query!r}, best first. Cite each by its document:"
+        ]
         for number, (hit, passage, grown) in enumerate(passages, start=1):
             lines.append(f"\n[{number}] {_citation(hit, grown=grown)}\n{passage}")
         return "\n".join(lines)
