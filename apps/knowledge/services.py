@@ -119,8 +119,9 @@ def collection_create(
 
 @transaction.atomic
 def collection_delete(*, actor, collection: Collection) -> None:
-    """Delete a collection and its documents. Agents connected to it stop finding it at their
-    next run (a run skips ids that name no collection)."""
+    """Delete a collection and its documents. An agent still connected to it is refused at its
+    next run's assembly with the field to change (the publish rule runs again there), instead
+    of searching less than its spec says."""
     _require(actor, collection.organization)
     record_audit(
         actor=actor,

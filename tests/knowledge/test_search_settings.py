@@ -248,7 +248,7 @@ def test_a_spent_budget_skips_the_expansion_without_a_request(org, owner, member
 def test_parent_mode_grows_within_the_per_result_limit_and_never_repeats_text(org, owner, member):
     collection = collection_create(actor=owner, organization=org, name="Manual")
     paragraphs = [
-        f"Section {i}. " + f"Filler sentence number {i} for the manual. " * 14 for i in range(40)
+        f"Section {i}. " + f"Filler sentence number {i} for the manual. " * 6 for i in range(40)
     ]
     paragraphs[20] = "The emergency shutoff valve is in the basement next to the boiler. " * 4
     paragraphs[22] = "The emergency shutoff procedure takes two people and a key. " * 4

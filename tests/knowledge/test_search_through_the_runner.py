@@ -129,13 +129,22 @@ def test_indexing_is_ingestion_spend_of_the_organization_never_an_agent(org, own
     assert all(e.provider == "local" and e.priced and e.input_tokens > 0 for e in entries)
 
 
-def test_bound_without_collections_the_capability_attaches_nothing(org, member):
-    agent = published_agent(org, capabilities=[{"id": "knowledge", "config": {}}])
-    run = _search(member, org, agent, {"query": "refund"})
-    assert "search_documents" not in json.dumps(run.transcript[0].get("parts", [])) or not any(
-        "search_documents" in r for r in _tool_results(run)
-    )
-    assert not any("passage" in r for r in _tool_results(run))
+def test_bound_without_collections_the_capability_attaches_nothing(org, owner, member, handbook):
+    from apps.runs.runner import prepare
+    from tests.runs.test_available_is_what_a_run_gets import _tools_the_model_is_offered
+
+    collection, _, _ = handbook
+    bare = published_agent(org, capabilities=[{"id": "knowledge", "config": {}}])
+    assert "knowledge" not in _tools_the_model_is_offered(prepare(queued_run(member, org, bare)))
+    connected = _agent(org, [collection])
+    offered = _tools_the_model_is_offered(prepare(queued_run(member, org, connected)))
+    assert offered["knowledge"] == {"search_documents"}
+    # A collection deleted since publishing refuses the run at assembly, naming the field.
+    gone = collection_create(actor=owner, organization=org, name="Gone")
+    stale = _agent(org, [gone])
+    gone.delete()
+    run = _search(member, org, stale, {"query": "refund"})
+    assert run.status == "failed" and "knowledge_collections" in run.error
 
 
 def test_parent_context_window_adds_the_neighbours_and_says_so(org, owner, member):
