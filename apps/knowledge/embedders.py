@@ -278,6 +278,13 @@ class LocalMiniLM:
         return pooled / np.maximum(norms, 1e-12)
 
     def embed(self, texts: list[str]) -> Embedded:
+        from django.conf import settings
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=settings.KNOWLEDGE_EMBEDDER_THREADS, user_api="blas"):
+            return self._embed(texts)
+
+    def _embed(self, texts: list[str]) -> Embedded:
         encoded = [self.tokenizer.encode(text) for text in texts]
         vectors: list[list[float] | None] = [None] * len(texts)
         # Similar lengths together, so a batch pads little.
