@@ -164,10 +164,18 @@ def _enqueue(document_id: int) -> None:
 
 @transaction.atomic
 def document_upload(
-    *, actor, collection: Collection, file_name: str, data: bytes, org_unit: str = ""
+    *,
+    actor,
+    collection: Collection,
+    file_name: str,
+    data: bytes,
+    org_unit: str = "",
+    size_bytes: int | None = None,
 ) -> Document:
     """Store an uploaded file ``queued`` and enqueue its index job once committed. Refused
-    (422, naming ``file``) past the size limit, or when the type is none read here."""
+    (422, naming ``file``) past the size limit, or when the type is none read here.
+    ``size_bytes`` is the upload's declared size, when the caller read no more than the limit
+    of it (an edge never holds a huge upload in memory to refuse it)."""
     _require(actor, collection.organization)
     file_name = " ".join(str(file_name or "").replace("/", " ").replace("\\", " ").split())
     if not file_name:
@@ -175,11 +183,12 @@ def document_upload(
     if len(file_name) > FILE_NAME_MAX:
         raise ValidationError({"file": [f"A file name of at most {FILE_NAME_MAX} characters."]})
     limit = settings.KNOWLEDGE_MAX_UPLOAD_BYTES
-    if len(data) > limit:
+    size = max(len(data), size_bytes or 0)
+    if size > limit:
         raise ValidationError(
             {
                 "file": [
-                    f"{file_name} is {len(data):,} bytes; the limit is {limit:,} bytes "
+                    f"{file_name} is {size:,} bytes; the limit is {limit:,} bytes "
                     f"({limit / 1024 / 1024:.0f} MB). Split the document, or ask an operator to "
                     "raise KNOWLEDGE_MAX_UPLOAD_BYTES."
                 ]

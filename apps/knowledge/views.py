@@ -6,6 +6,7 @@ is queued or indexing (no inline script: the CSP forbids it)."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -84,7 +85,9 @@ def collection(request, collection_id: int):
                     actor=request.user,
                     collection=collection,
                     file_name=upload.name,
-                    data=upload.read(),
+                    # Never more than one byte past the limit read: the service refuses by the size.
+                    data=upload.read(settings.KNOWLEDGE_MAX_UPLOAD_BYTES + 1),
+                    size_bytes=upload.size,
                     org_unit=form.cleaned_data["org_unit"],
                 )
             except ValidationError as error:

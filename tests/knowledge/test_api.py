@@ -163,3 +163,11 @@ def test_an_unreadable_document_fails_with_the_reason(owner, org, handbook):
 
 def test_an_anonymous_request_is_refused(api_client, handbook):
     assert api_client.get(URL).status_code in (401, 403)
+
+
+def test_a_document_larger_than_a_json_body_may_be_uploaded(client_for, builder, org, handbook):
+    """The API's 2.5 MB body limit is for JSON; a document's limit is KNOWLEDGE_MAX_UPLOAD_BYTES."""
+    data = b"Plain words for a long document. " * 100_000  # 3.3 MB
+    response = _upload(client_for(builder, org), handbook, "long.txt", data)
+    assert response.status_code == 201, response.json()
+    assert response.json()["size_bytes"] == len(data)

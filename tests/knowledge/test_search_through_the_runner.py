@@ -180,9 +180,10 @@ def test_hyde_makes_one_more_model_request_booked_to_the_run(org, owner, member,
     hyde = _search(
         member, org, _agent(org, [collection], query_analysis_mode="hyde"), {"query": "refund"}
     )
-    requests = lambda run: LedgerEntry.objects.filter(
-        ledger__run=run, kind=EntryKind.MODEL_REQUEST
-    ).count()  # noqa: E731
+
+    def requests(run):
+        return LedgerEntry.objects.filter(ledger__run=run, kind=EntryKind.MODEL_REQUEST).count()
+
     assert requests(hyde) == requests(plain) + 1
     assert "refund-policy.pdf, page 2" in _tool_results(hyde)[0]
 
