@@ -190,6 +190,8 @@ def _copy_filler(org, collection, count: int, rng: random.Random) -> None:
             "UPDATE knowledge_chunk SET search_vector = to_tsvector('english', text) "
             "WHERE search_vector IS NULL"
         )
+        # The COPY's deferred foreign-key checks run now: an index cannot be built over pending ones.
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         started = time.perf_counter()
         cursor.execute(
             "CREATE INDEX knowledge_chunk_hnsw_384 ON knowledge_chunk USING hnsw "
