@@ -309,6 +309,8 @@ class RunMeter:
         output_tokens: int = 0,
     ) -> services.Charge:
         """Book a charge the guard did not see (a query embedding) on this run, from its loop."""
+        if self._month is None:
+            raise RuntimeError("a charge was booked on a meter that was never opened")
         return await services.charge_move(
             organization_id=self.organization_id,
             agent_id=self.agent_id,
@@ -344,6 +346,8 @@ class RunMeter:
         """Book an admitted side request as one of the run's model requests."""
         usage = response.usage
         model_name = response.model_name or self.model_name
+        if self._month is None:
+            raise RuntimeError("a side request was settled on a meter that was never opened")
         charge = await services.charge_move(
             organization_id=self.organization_id,
             agent_id=self.agent_id,
