@@ -123,8 +123,18 @@ _STATEMENTS = {
     for exact in (True, False)
 }
 
-_EF_SEARCH = Statement(
-    "knowledge_ef_search", "SELECT set_config('hnsw.ef_search', %(value)s::text, false)"
+# The search statement is prepared (agenticos/loopdb.py), and after five runs PostgreSQL would
+# switch it to a generic plan that cannot see the query vector or which filters are null: it
+# then walked the scope instead of the HNSW index (a search went from ~150 ms to ~400–1,000 ms at
+# 25,000–100,000 chunks in the benchmark). Custom plans are asked for around the search and the
+# session's default put back after it.
+_BEFORE_SEARCH = Statement(
+    "knowledge_before_search",
+    "SELECT set_config('hnsw.ef_search', %(value)s::text, false),"
+    " set_config('plan_cache_mode', 'force_custom_plan', false)",
+)
+_AFTER_SEARCH = Statement(
+    "knowledge_after_search", "SELECT set_config('plan_cache_mode', 'auto', false)"
 )
 
 _NEIGHBOURS = Statement(
@@ -242,21 +252,13 @@ class CollectionSearch:
                 input_tokens=embedded.input_tokens,
             )
             exact = sum(r.chunk_count for r in refs) <= EXACT_SCAN_MAX_CHUNKS
-            if not exact:
-                await db.fetch(_EF_SEARCH, {"value": str(max(HNSW_EF_SEARCH, top_k * 4))})
-            rows = await db.fetch(
-                _STATEMENTS[(dimensions, exact)],
-                {
-                    "org": self.organization_id,
-                    "collections": [r.id for r in refs],
-                    "vector": _vector_literal(embedded.vectors[0]),
-                    "config": self.text_config,
-                    "text": query,
-                    "candidates": max(MIN_CANDIDATES, top_k * 4),
-                    "top_k": top_k,
-                    **filters.as_params(),
-                },
-            )
+            await db.fetch(_BEFORE_SEARCH, {"value": str(max(HNSW_EF_SEARCH, top_k * 4))})
+            try:
+                rows = await self._hybrid(
+                    db, dimensions, exact, refs, embedded, query, top_k, filters
+                )
+            finally:
+                await db.fetch(_AFTER_SEARCH, {})
             for rank, row in enumerate(rows, start=1):
                 hit = Hit(*row[:7], float(row[7]), row[8])
                 # Several embedders: each group's order fused again by rank.
@@ -265,6 +267,21 @@ class CollectionSearch:
                     fused[hit.chunk_id] = (score, hit)
         ordered = sorted(fused.values(), key=lambda pair: (-pair[0], pair[1].chunk_id))
         return [hit for _, hit in ordered[:top_k]]
+
+    async def _hybrid(self, db, dimensions, exact, refs, embedded, query, top_k, filters):
+        return await db.fetch(
+            _STATEMENTS[(dimensions, exact)],
+            {
+                "org": self.organization_id,
+                "collections": [r.id for r in refs],
+                "vector": _vector_literal(embedded.vectors[0]),
+                "config": self.text_config,
+                "text": query,
+                "candidates": max(MIN_CANDIDATES, top_k * 4),
+                "top_k": top_k,
+                **filters.as_params(),
+            },
+        )
 
     async def neighbours(
         self, hit: Hit, *, before: int, after: int
