@@ -171,3 +171,23 @@ def test_a_document_larger_than_a_json_body_may_be_uploaded(client_for, builder,
     response = _upload(client_for(builder, org), handbook, "long.txt", data)
     assert response.status_code == 201, response.json()
     assert response.json()["size_bytes"] == len(data)
+
+
+def test_a_restricted_collection_is_a_404_until_granted(client_for, owner, builder, org):
+    private = collection_create(actor=owner, organization=org, name="Board", restricted=True)
+    builders = client_for(builder, org)
+    assert builders.get(f"{URL}{private.pk}/").status_code == 404
+    granted = client_for(owner, org).post(
+        f"{URL}{private.pk}/grants/", {"user_id": builder.pk}, format="json"
+    )
+    assert granted.status_code == 204
+    assert builders.get(f"{URL}{private.pk}/").status_code == 200
+    assert AuditEntry.objects.filter(action="knowledge.collection.grant").count() == 1
+
+
+def test_a_grant_to_someone_outside_the_organization_is_a_422(client_for, owner, outsider, org):
+    private = collection_create(actor=owner, organization=org, name="Board", restricted=True)
+    response = client_for(owner, org).post(
+        f"{URL}{private.pk}/grants/", {"user_id": outsider.pk}, format="json"
+    )
+    assert response.status_code == 422 and "user_id" in response.json()

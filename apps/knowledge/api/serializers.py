@@ -35,7 +35,7 @@ class CollectionWriteSerializer(serializers.Serializer):
     )
 
 
-class GrantSerializer(serializers.Serializer):
+class CollectionGrantSerializer(serializers.Serializer):
     user_id = serializers.IntegerField(min_value=1)
 
 

@@ -21,11 +21,11 @@ from apps.orgs.models import User
 
 from .. import selectors, services
 from .serializers import (
+    CollectionGrantSerializer,
     CollectionSerializer,
     CollectionWriteSerializer,
     DocumentSerializer,
     DocumentUploadSerializer,
-    GrantSerializer,
 )
 
 COLLECTION_ID = OpenApiParameter("id", int, OpenApiParameter.PATH, description="The collection.")
@@ -96,11 +96,13 @@ class CollectionViewSet(viewsets.ViewSet):
         services.collection_delete(actor=request.user, collection=_collection(request, pk))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
-    @extend_schema(parameters=[COLLECTION_ID], request=GrantSerializer, responses={204: None})
+    @extend_schema(
+        parameters=[COLLECTION_ID], request=CollectionGrantSerializer, responses={204: None}
+    )
     @action(detail=True, methods=["post"])
     def grants(self, request, pk=None):
         collection = _collection(request, pk)
-        data = GrantSerializer(data=request.data)
+        data = CollectionGrantSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         user = User.objects.filter(pk=data.validated_data["user_id"]).first()
         if user is None:
