@@ -23,4 +23,5 @@ urlpatterns = [
     path("", include("apps.memory.api.urls")),
     path("", include("apps.triggers.api.urls")),
     path("", include("apps.ratings.api.urls")),
+    path("", include("apps.knowledge.api.urls")),
 ]

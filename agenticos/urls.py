@@ -25,6 +25,7 @@ urlpatterns = [
     path("approvals/", include("apps.approvals.urls")),
     path("", include("apps.triggers.urls")),
     path("agents/", include("apps.agents.urls")),
+    path("knowledge/", include("apps.knowledge.urls")),
     path("", include("apps.runs.urls")),
     path("", include("apps.notifications.urls")),
     path("", include("apps.memory.urls")),

@@ -118,6 +118,7 @@ INSTALLED_APPS = [
     "apps.memory",
     "apps.triggers",
     "apps.ratings",
+    "apps.knowledge",
     "apps.console",
 ]
 
@@ -201,6 +202,18 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # The largest request body accepted (bytes): Django's own limit for form bodies, and the API's JSON
 # parser applies it too (a 413 in JSON). 2.5 MB is Django's default.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 2_621_440, minimum=1024)
+
+# --- Knowledge: docs/knowledge.md --------------------------------------------------------------
+# The largest document an upload may carry (bytes); a larger one is refused with the limit named.
+KNOWLEDGE_MAX_UPLOAD_BYTES = env_int("KNOWLEDGE_MAX_UPLOAD_BYTES", 20 * 1024 * 1024, minimum=1024)
+# The most text one document is indexed to (characters); the rest is left out and the document
+# says so in its status line.
+KNOWLEDGE_MAX_DOCUMENT_CHARS = env_int("KNOWLEDGE_MAX_DOCUMENT_CHARS", 5_000_000, minimum=1000)
+# BLAS threads the built-in embedder uses per call. One: a worker embeds for many runs at once,
+# and on a small machine BLAS threads that spin against each other made a query 10x slower.
+KNOWLEDGE_EMBEDDER_THREADS = env_int("KNOWLEDGE_EMBEDDER_THREADS", 1, minimum=1)
+# PostgreSQL's text search configuration for the full-text half of hybrid retrieval.
+KNOWLEDGE_TEXT_SEARCH_CONFIG = env_str("KNOWLEDGE_TEXT_SEARCH_CONFIG", "english")
 
 # --- Transport and browser hardening: docs/security.md -------------------------------------
 # Off by default so `make run` works over plain http on 127.0.0.1; the docker production path

@@ -506,13 +506,17 @@ def _check_model_profile(spec: AgentSpec, organization, errors) -> None:
 
 # Checks contributed by apps above this one (the memory app checks context_ids): agents imports
 # none of them (STYLE.md, "Which way the imports point"); each registers itself in ready().
-# A check takes (spec, organization) and returns PublishErrors.
+# A check takes (spec, organization) and returns PublishErrors; one registered ``with_actor``
+# also takes the publisher (the knowledge app: a collection the publisher may not read).
 _SPEC_CHECKS: list = []
+_ACTOR_CHECKS: set = set()
 
 
-def register_spec_check(check) -> None:
+def register_spec_check(check, *, with_actor: bool = False) -> None:
     if check not in _SPEC_CHECKS:
         _SPEC_CHECKS.append(check)
+    if with_actor:
+        _ACTOR_CHECKS.add(check)
 
 
 # --- entry points --------------------------------------------------------------------------
@@ -576,7 +580,10 @@ def validate_spec(spec, *, organization, actor, agent=None) -> list[PublishError
         _check_delegates(spec, organization, actor, agent, errors)
         _check_model_profile(spec, organization, errors)
         for check in _SPEC_CHECKS:
-            errors.extend(check(spec, organization))
+            if check in _ACTOR_CHECKS:
+                errors.extend(check(spec, organization, actor))
+            else:
+                errors.extend(check(spec, organization))
     elif spec.delegates and not (spec.binding("subagents") and spec.binding("subagents").enabled):
         errors.append(
             PublishError(

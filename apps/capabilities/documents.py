@@ -269,3 +269,184 @@ def _sheet_text(archive: zipfile.ZipFile, names: list[str], *, max_chars: int) -
         if length >= max_chars:
             break
     return sections
+
+
+# --- page by page: what knowledge ingestion reads -----------------------------------------------
+
+RTF = "application/rtf"
+HTML = "text/html"
+CSV = "text/csv"
+MARKDOWN = "text/markdown"
+PLAIN = "text/plain"
+
+# What an uploaded file's extension says it is (uploads are named by people; the declared media
+# type of a browser is often empty or generic, so the name decides and the bytes confirm).
+UPLOAD_TYPES = {
+    ".pdf": PDF,
+    ".docx": DOCX,
+    ".odt": ODT,
+    ".rtf": RTF,
+    ".pptx": PPTX,
+    ".md": MARKDOWN,
+    ".markdown": MARKDOWN,
+    ".txt": PLAIN,
+    ".text": PLAIN,
+    ".html": HTML,
+    ".htm": HTML,
+    ".csv": CSV,
+}
+TEXT_KINDS = {
+    RTF: "RTF document",
+    HTML: "web page",
+    CSV: "CSV file",
+    MARKDOWN: "Markdown file",
+    PLAIN: "text file",
+}
+
+# Which types have a page a reader can open (seed 000, "Búsqueda de conocimiento"): a PDF, a
+# presentation (its slide) and a word-processor file that keeps page breaks (.odt, .rtf). A .docx
+# stores no pages (Word lays them out when it opens the file), and Markdown, a spreadsheet, a web
+# page or a text file has none: their results name the document only.
+PAGED_TYPES = frozenset({PDF, PPTX, ODT, RTF})
+
+
+@dataclass(frozen=True)
+class ExtractedPages:
+    """A document's text page by page: ``pages`` is a list of (page number or None, text)."""
+
+    kind: str
+    media_type: str
+    pages: list[tuple[int | None, str]]
+
+    @property
+    def text_length(self) -> int:
+        return sum(len(text) for _, text in self.pages)
+
+
+def upload_type(filename: str) -> str | None:
+    """The media type an uploaded file's name says, or None when it is no type read here."""
+    lowered = (filename or "").lower()
+    for extension, media_type in UPLOAD_TYPES.items():
+        if lowered.endswith(extension):
+            return media_type
+    return None
+
+
+def _decode(data: bytes) -> str:
+    for encoding in (
+        ("utf-8-sig", "utf-16") if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ("utf-8-sig",)
+    ):
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    return data.decode("latin-1")
+
+
+def extract_pages(data: bytes, media_type: str, *, max_chars: int) -> ExtractedPages:
+    """The text of a document of ``media_type`` page by page (pages numbered from 1 for
+    :data:`PAGED_TYPES`, one unnumbered section otherwise); :class:`Unreadable` when empty."""
+    if media_type == PDF:
+        pages = _pdf_pages(data, max_chars=max_chars)
+        kind = "PDF"
+    elif media_type == PPTX:
+        kind = DOCUMENT_KINDS[PPTX]
+        text = _office_text(data, media_type, max_chars=max_chars).text
+        pages = [
+            (int(m.group(1)), m.group(2).strip())
+            for m in re.finditer(r"## Slide (\d+)\n\n(.*?)(?=\n\n## Slide \d+\n\n|\Z)", text, re.S)
+        ]
+    elif media_type == ODT:
+        kind = DOCUMENT_KINDS[ODT]
+        pages = _odt_pages(data)
+    elif media_type == DOCX:
+        kind = DOCUMENT_KINDS[DOCX]
+        pages = [(None, _office_text(data, media_type, max_chars=max_chars).text)]
+    elif media_type == RTF:
+        kind = TEXT_KINDS[RTF]
+        pages = _rtf_pages(data)
+    elif media_type == HTML:
+        kind = TEXT_KINDS[HTML]
+        pages = [(None, _html_text(data))]
+    elif media_type in (CSV, MARKDOWN, PLAIN):
+        kind = TEXT_KINDS[media_type]
+        pages = [(None, _decode(data))]
+    else:
+        raise Unreadable(
+            f"{media_type or 'an unnamed type'} is not a document type this deployment reads"
+        )
+    pages = [(number, text.strip()) for number, text in pages if text and text.strip()]
+    if not pages:
+        raise Unreadable(f"a {kind} with no text in it")
+    length = 0
+    kept = []
+    for number, text in pages:
+        if length >= max_chars:
+            break
+        kept.append((number, text[: max_chars - length]))
+        length += len(kept[-1][1])
+    return ExtractedPages(kind=kind, media_type=media_type, pages=kept)
+
+
+def _pdf_pages(data: bytes, *, max_chars: int) -> list[tuple[int | None, str]]:
+    text = _pdf_text(data, max_chars=max_chars).text
+    return [
+        (int(m.group(1)), m.group(2))
+        for m in re.finditer(r"## Page (\d+)\n\n(.*?)(?=\n\n## Page \d+\n\n|\Z)", text, re.S)
+    ]
+
+
+def _odt_pages(data: bytes) -> list[tuple[int | None, str]]:
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise Unreadable(f"an OpenDocument text that is not a valid zip ({exc})") from exc
+    with archive:
+        try:
+            root = _xml(archive, "content.xml")
+        except KeyError as exc:
+            raise Unreadable(f"an OpenDocument text missing its part {exc}") from exc
+    # LibreOffice writes where its layout broke the pages (text:soft-page-break) and where the
+    # author did (a paragraph style with a break); the soft breaks are the pages a reader sees.
+    pages: list[list[str]] = [[]]
+    soft_break = f"{_TEXT_NS}soft-page-break"
+    for paragraph in root.iter():
+        if paragraph.tag == soft_break:
+            pages.append([])
+        elif paragraph.tag in (f"{_TEXT_NS}p", f"{_TEXT_NS}h"):
+            line = "".join(paragraph.itertext()).strip()
+            if line:
+                pages[-1].append(line)
+    return [(number, "\n".join(lines)) for number, lines in enumerate(pages, start=1)]
+
+
+def _rtf_pages(data: bytes) -> list[tuple[int | None, str]]:
+    from striprtf.striprtf import rtf_to_text
+
+    source = _decode(data)
+    if not source.lstrip().startswith("{\\rtf"):
+        raise Unreadable("an RTF file that does not start with {\\rtf")
+    # An explicit \page is a page break the author put there; the text between two is one page.
+    parts = re.split(r"\\page(?![a-z])", source)
+    pages = []
+    for number, part in enumerate(parts, start=1):
+        # Each part is balanced again so striprtf reads it as a document of its own.
+        opened = part.count("{") - part.count("}")
+        balanced = ("{" * max(0, -opened)) + part + ("}" * max(0, opened))
+        if number > 1:
+            balanced = "{\\rtf1 " + balanced
+        try:
+            pages.append((number, rtf_to_text(balanced, errors="ignore")))
+        except (ValueError, IndexError) as exc:
+            raise Unreadable(f"an RTF file that cannot be parsed ({exc})") from exc
+    return pages
+
+
+def _html_text(data: bytes) -> str:
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(_decode(data), "lxml")
+    for node in soup(["script", "style", "noscript", "template"]):
+        node.decompose()
+    lines = [" ".join(line.split()) for line in soup.get_text("\n").splitlines()]
+    return "\n".join(line for line in lines if line)

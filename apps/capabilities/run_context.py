@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .tools.conversation_search import ConversationAccess
+    from .tools.knowledge import DocumentSearcher
     from .tools.mem0 import Mem0Access
     from .tools.memory_files import MemoryAccess
     from .tools.planning import RunPlan
@@ -47,6 +48,10 @@ class RunResources:
     # conversation_search: the person's corpus, or why there is none
     # (``apps.runs.search.conversations_for_run``).
     conversations: ConversationAccess | None = None
+    # knowledge: the searcher of the spec's collections, read in the run's organization
+    # (``apps.knowledge.selectors.collection_search_for_run``); None: the capability attaches
+    # nothing.
+    knowledge: DocumentSearcher | None = None
 
 
 @dataclass(frozen=True)

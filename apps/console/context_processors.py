@@ -5,6 +5,7 @@
 _SECTIONS = {
     ("console", "dashboard"): "dashboard",
     ("agents", "*"): "agents",
+    ("knowledge", "*"): "knowledge",
     ("runs", "chat"): "chat",
     ("runs", "conversation"): "chat",
     ("runs", "*"): "activity",

@@ -71,6 +71,7 @@ from apps.capabilities.tools.chart_svg import render_chart_svg
 from apps.capabilities.tools.charts import chart_artifact
 from apps.capabilities.tools.failures import LastAttemptArguments
 from apps.capabilities.tools.sources import sources_of
+from apps.knowledge.selectors import collection_search_for_run
 from apps.memory.ownership import RunAudience
 from apps.memory.selectors import context_files_for_run, mem0_for_run, memory_for_run
 from apps.spend.guard import BudgetGuard, RequestRecord, RunMeter
@@ -234,6 +235,10 @@ def resolve_resources(run: Run, spec: AgentSpec, bound: set[str], *, resume: boo
         resources.plan = planning.seed_plan(stored=stored_plan, parked=parked_plan)
     if "context" in bound:
         resources.context_files = context_files_for_run(run.organization_id, spec.context_ids)
+    if "knowledge" in bound:
+        resources.knowledge = collection_search_for_run(
+            run.organization_id, spec.knowledge_collections
+        )
     return resources
 
 

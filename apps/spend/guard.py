@@ -297,6 +297,82 @@ class RunMeter:
             output_tokens=output_tokens,
         )
 
+    # -- spend a capability makes on the run's behalf, from the run's loop --------------------
+
+    async def charge(
+        self,
+        *,
+        kind: str,
+        provider: str,
+        model_name: str,
+        input_tokens: int,
+        output_tokens: int = 0,
+    ) -> services.Charge:
+        """Book a charge the guard did not see (a query embedding) on this run, from its loop."""
+        if self._month is None:
+            raise RuntimeError("a charge was booked on a meter that was never opened")
+        return await services.charge_move(
+            organization_id=self.organization_id,
+            agent_id=self.agent_id,
+            ledger_id=self.ledger_id,
+            counter_ids=[cap.counter_id for cap in self._caps],
+            month=self._month,
+            kind=kind,
+            provider=provider,
+            model_name=model_name,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+        ).run_on(self.db)
+
+    def side_estimate(self, prompt_chars: int, max_tokens: int = OUTPUT_RESERVE_TOKENS) -> Decimal:
+        return price_usage(
+            self.provider, self.model_name, tokens_for(prompt_chars), max_tokens
+        ).cost_usd
+
+    async def admit_side_request(self, estimate_usd: Decimal) -> None:
+        """Reserve a request a capability sends on its own (a query expansion) beside whatever
+        the run holds for its next request; raise BudgetExceeded, sending nothing, when a cap is
+        spent."""
+        await services.reserve_move(self._caps, estimate_usd).run_on(self.db)
+
+    async def release_side_request(self, estimate_usd: Decimal) -> None:
+        await services.release_move([cap.counter_id for cap in self._caps], estimate_usd).run_on(
+            self.db
+        )
+
+    async def settle_side_request(
+        self, response: ModelResponse, estimate_usd: Decimal
+    ) -> RequestRecord:
+        """Book an admitted side request as one of the run's model requests."""
+        usage = response.usage
+        model_name = response.model_name or self.model_name
+        if self._month is None:
+            raise RuntimeError("a side request was settled on a meter that was never opened")
+        charge = await services.charge_move(
+            organization_id=self.organization_id,
+            agent_id=self.agent_id,
+            ledger_id=self.ledger_id,
+            counter_ids=[cap.counter_id for cap in self._caps],
+            month=self._month,
+            kind=EntryKind.MODEL_REQUEST,
+            provider=self.provider,
+            model_name=model_name,
+            input_tokens=usage.input_tokens or 0,
+            output_tokens=usage.output_tokens or 0,
+            reserved_usd=estimate_usd,
+        ).run_on(self.db)
+        record = RequestRecord(
+            number=len(self.records) + 1,
+            model_name=model_name,
+            input_tokens=charge.input_tokens,
+            output_tokens=charge.output_tokens,
+            cost_usd=charge.cost_usd,
+            priced=charge.priced,
+            tool_calls=[],
+        )
+        self.records.append(record)
+        return record
+
 
 @dataclass
 class BudgetGuard(AbstractCapability[Any]):

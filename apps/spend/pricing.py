@@ -20,6 +20,9 @@ MILLION = Decimal(1_000_000)
 OFFLINE_INPUT_USD_PER_MILLION = Decimal("3")
 OFFLINE_OUTPUT_USD_PER_MILLION = Decimal("15")
 
+# The provider name of models AgenticOS runs itself (the knowledge app's built-in embedder).
+LOCAL_PROVIDER = "local"
+
 # Our provider names → genai-prices provider ids (openai_compatible servers are priced by model name).
 GENAI_PROVIDER_IDS = {
     "openai": "openai",
@@ -50,6 +53,9 @@ def price_usage(provider: str, model_name: str, input_tokens: int, output_tokens
     """The cost of one request of ``model_name`` at ``provider``."""
     if provider == "offline":
         return Price(offline_price(input_tokens, output_tokens), True)
+    if provider == LOCAL_PROVIDER:
+        # A model run on this machine's CPU (the built-in embedder): free, and priced as such.
+        return Price(Decimal("0"), True)
     key = (provider, model_name)
     if key in _UNKNOWN_MODELS:
         return Price(Decimal("0"), False)

@@ -216,8 +216,9 @@ def test_payload_is_json_and_carries_every_field_the_api_serves(cap):
 
 
 # Built by issue 8 (apps/capabilities/tools/), ask_user by the approvals app, web_research and
-# web_fetch by issue 16; later issues add the others one by one.
+# web_fetch by issue 16, knowledge by issue 17; later issues add the others one by one.
 BUILT = {
+    "knowledge",
     "clock",
     "thinking",
     "planning",

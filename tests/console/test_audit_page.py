@@ -32,7 +32,10 @@ def test_details_read_as_json_and_times_carry_their_zone(client, org, owner, adm
     _entries(org, owner, admin)
     client.force_login(owner)
     page = client.get("/audit/").content.decode()
-    assert '<pre class="details">{\n  &quot;to&quot;: &quot;250.00&quot;\n}</pre>' in page
+    assert (
+        '<pre class="details" tabindex="0" aria-label="Details">{\n  &quot;to&quot;: &quot;250.00&quot;\n}</pre>'
+        in page
+    )
     assert "{&#x27;to&#x27;" not in page  # not a Python repr
     assert " UTC</time>" in page
 

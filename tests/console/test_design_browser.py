@@ -6,6 +6,7 @@ from urllib.parse import urljoin
 
 import pytest
 
+from apps.knowledge.services import collection_create, document_upload
 from apps.notifications.models import Notification
 from tests.approvals.factories import ADD_ONE, gated_agent, run_now
 from tests.factories import DEFAULT_PASSWORD
@@ -58,6 +59,8 @@ def console_pages(org, owner, member):
     Notification.objects.create(
         organization=org, user=owner, kind="approvals", title="A call waits", body="Decide it"
     )
+    handbook = collection_create(actor=owner, organization=org, name="Handbook")
+    document_upload(actor=owner, collection=handbook, file_name="policy.md", data=b"# Refunds")
     return {
         "Dashboard": "/",
         "Agents": "/agents/",
@@ -77,6 +80,8 @@ def console_pages(org, owner, member):
         "Settings model profiles": "/settings/model-profiles/",
         "Settings notifications": "/settings/notifications/",
         "Notifications": "/notifications/",
+        "Knowledge": "/knowledge/",
+        "Knowledge collection": f"/knowledge/{handbook.pk}/",
     }
 
 

@@ -51,6 +51,13 @@ def _spec_binding_only(capability, organization, owner) -> dict:
             organization=organization, name="Escalation matrix", body="Billing → Ana", mode="link"
         )
         spec["context_ids"] = [linked.pk]
+    if capability.id == "knowledge":
+        # Knowledge search attaches only with a collection connected.
+        from apps.knowledge.services import collection_create
+
+        spec["knowledge_collections"] = [
+            collection_create(actor=owner, organization=organization, name="Handbook").pk
+        ]
     return spec
 
 

@@ -24,6 +24,7 @@ def builders() -> dict:
     from .clock import build_clock_toolset
     from .context import build_context_toolset
     from .conversation_search import build_conversation_search_toolset
+    from .knowledge import build_knowledge_toolset
     from .mem0 import build_memory_mem0_toolset
     from .memory_files import build_memory_files_toolset
     from .planning import build_planning_toolset
@@ -41,6 +42,7 @@ def builders() -> dict:
         "memory_files": build_memory_files_toolset,
         "memory_mem0": build_memory_mem0_toolset,
         "conversation_search": build_conversation_search_toolset,
+        "knowledge": build_knowledge_toolset,
         "web_research": build_web_search_toolset,
         "web_fetch": build_web_fetch_toolset,
     }

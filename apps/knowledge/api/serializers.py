@@ -1,0 +1,75 @@
+from rest_framework import serializers
+
+from ..models import Collection, Document
+
+
+class CollectionSerializer(serializers.ModelSerializer):
+    document_count = serializers.IntegerField(read_only=True, default=0)
+
+    class Meta:
+        model = Collection
+        fields = [
+            "id",
+            "name",
+            "description",
+            "restricted",
+            "embedder",
+            "embedding_model",
+            "dimensions",
+            "document_count",
+            "created_at",
+        ]
+
+
+class CollectionWriteSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=120)
+    description = serializers.CharField(
+        max_length=300, required=False, allow_blank=True, default=""
+    )
+    restricted = serializers.BooleanField(required=False, default=False)
+    embedding_profile_id = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1
+    )
+    dimensions = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1
+    )
+
+
+class CollectionGrantSerializer(serializers.Serializer):
+    user_id = serializers.IntegerField(min_value=1)
+
+
+class DocumentSerializer(serializers.ModelSerializer):
+    progress = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Document
+        fields = [
+            "id",
+            "collection_id",
+            "file_name",
+            "media_type",
+            "size_bytes",
+            "org_unit",
+            "status",
+            "chunks_done",
+            "chunks_total",
+            "progress",
+            "failure_reason",
+            "pages",
+            "created_at",
+            "indexed_at",
+        ]
+
+    def get_progress(self, document) -> str:
+        """What the console shows: "queued", "indexing 12/40 chunks", "ready", "failed: …"."""
+        if document.status == "indexing":
+            return f"indexing {document.chunks_done}/{document.chunks_total} chunks"
+        if document.status == "failed":
+            return f"failed: {document.failure_reason}"
+        return document.status
+
+
+class DocumentUploadSerializer(serializers.Serializer):
+    file = serializers.FileField()
+    org_unit = serializers.CharField(max_length=120, required=False, allow_blank=True, default="")

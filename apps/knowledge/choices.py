@@ -1,0 +1,24 @@
+from django.db import models
+
+
+class DocumentStatus(models.TextChoices):
+    """A document's index job (docs/knowledge.md, "Indexing"):
+
+    ``queued`` (uploaded or re-index asked) → ``indexing`` (chunks_done of chunks_total embedded)
+    → ``ready`` (searchable) or ``failed`` (``failure_reason`` says why). A re-index goes back to
+    ``queued`` from ready or failed.
+    """
+
+    QUEUED = "queued", "Queued"
+    INDEXING = "indexing", "Indexing"
+    READY = "ready", "Ready"
+    FAILED = "failed", "Failed"
+
+
+IN_PROGRESS_STATUSES = (DocumentStatus.QUEUED, DocumentStatus.INDEXING)
+REINDEXABLE_STATUSES = (DocumentStatus.READY, DocumentStatus.FAILED)
+
+
+class Embedder(models.TextChoices):
+    LOCAL = "local", "Built-in (all-MiniLM-L6-v2, offline, free)"
+    PROFILE = "profile", "OpenAI-compatible endpoint (a model profile)"

@@ -1,0 +1,381 @@
+"""Every write to collections and documents: each names its actor, needs ``context:edit`` (a
+None actor is an operator's shell or a test's setup), and is audited in the same transaction.
+
+Indexing (:func:`document_index`) is the worker's: claim ``queued → indexing``, extract the text
+page by page (``apps.capabilities.documents``, the one parser), chunk it, embed the chunks in
+batches while ``chunks_done`` counts up, write them with their full-text vectors, book the
+embedding as ingestion spend on the organization's month (never an agent's), then ``ready`` — or
+``failed`` with the reason. A re-index goes back to ``queued`` and starts over.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import connection, transaction
+from django.utils import timezone
+
+from apps.audit.services import record_audit
+from apps.capabilities.documents import Unreadable, extract_pages, sniff_document_type, upload_type
+from apps.orgs.permissions import CONTEXT_EDIT
+from apps.spend.services import ingestion_charge_record
+
+from .choices import REINDEXABLE_STATUSES, DocumentStatus, Embedder
+from .chunking import chunk_pages
+from .embedders import (
+    LOCAL_DIMENSIONS,
+    LOCAL_MODEL_NAME,
+    EmbeddingFailed,
+    OpenAICompatibleEmbedder,
+    local_embedder,
+)
+from .models import FILE_NAME_MAX, NAME_MAX, SUPPORTED_DIMENSIONS, Chunk, Collection, Document
+from .selectors import may_manage
+
+logger = logging.getLogger(__name__)
+
+# Chunks embedded per step: chunks_done moves by this much, so the console's progress moves too.
+INDEX_BATCH = 32
+
+
+def _require(actor, organization) -> None:
+    if actor is not None and not may_manage(actor, organization):
+        raise PermissionDenied(f"{CONTEXT_EDIT} is required")
+
+
+def _name(value, field: str = "name") -> str:
+    name = " ".join(str(value or "").split())
+    if not name:
+        raise ValidationError({field: ["A collection needs a name."]})
+    if len(name) > NAME_MAX:
+        raise ValidationError({field: [f"At most {NAME_MAX} characters."]})
+    return name
+
+
+@transaction.atomic
+def collection_create(
+    *,
+    actor,
+    organization,
+    name: str,
+    description: str = "",
+    restricted: bool = False,
+    embedding_profile=None,
+    dimensions: int | None = None,
+) -> Collection:
+    """A new collection. With ``embedding_profile`` (an OpenAI-compatible model profile of the
+    organization) its vectors come from that endpoint, of ``dimensions`` size; otherwise from the
+    built-in model."""
+    _require(actor, organization)
+    name = _name(name)
+    if Collection.objects.filter(organization=organization, name=name).exists():
+        raise ValidationError(
+            {"name": [f"The organization already has a collection named {name!r}."]}
+        )
+    description = " ".join(str(description or "").split())
+    if len(description) > 300:
+        raise ValidationError({"description": ["At most 300 characters."]})
+    if embedding_profile is not None:
+        if embedding_profile.organization_id != organization.pk:
+            raise ValidationError({"embedding_profile_id": ["No such model profile."]})
+        if embedding_profile.provider not in ("openai", "openai_compatible"):
+            raise ValidationError(
+                {
+                    "embedding_profile_id": [
+                        "Embeddings need an OpenAI or OpenAI-compatible profile."
+                    ]
+                }
+            )
+        if dimensions not in SUPPORTED_DIMENSIONS:
+            raise ValidationError(
+                {"dimensions": [f"One of {', '.join(map(str, SUPPORTED_DIMENSIONS))}."]}
+            )
+        embedder, model_name = Embedder.PROFILE, embedding_profile.model_name
+    else:
+        embedder, model_name, dimensions = Embedder.LOCAL, LOCAL_MODEL_NAME, LOCAL_DIMENSIONS
+    collection = Collection.objects.create(
+        organization=organization,
+        name=name,
+        description=description,
+        restricted=bool(restricted),
+        embedder=embedder,
+        embedding_profile=embedding_profile,
+        embedding_model=model_name,
+        dimensions=dimensions,
+        created_by=actor,
+    )
+    record_audit(
+        actor=actor,
+        organization=organization,
+        action="knowledge.collection.create",
+        subject=collection,
+        details={"name": name, "restricted": collection.restricted, "embedder": embedder},
+    )
+    return collection
+
+
+@transaction.atomic
+def collection_delete(*, actor, collection: Collection) -> None:
+    """Delete a collection and its documents. An agent still connected to it is refused at its
+    next run's assembly with the field to change (the publish rule runs again there), instead
+    of searching less than its spec says."""
+    _require(actor, collection.organization)
+    record_audit(
+        actor=actor,
+        organization=collection.organization,
+        action="knowledge.collection.delete",
+        subject=collection,
+        details={"name": collection.name, "documents": collection.documents.count()},
+    )
+    collection.delete()
+
+
+@transaction.atomic
+def collection_grant(*, actor, collection: Collection, user) -> None:
+    """Let ``user`` (a member of the organization) read a restricted collection."""
+    from apps.orgs.models import Membership
+
+    _require(actor, collection.organization)
+    if not Membership.objects.filter(organization=collection.organization, user=user).exists():
+        raise ValidationError({"user_id": ["Not a member of this organization."]})
+    from .models import CollectionGrant
+
+    _, created = CollectionGrant.objects.get_or_create(
+        collection=collection, user=user, defaults={"granted_by": actor}
+    )
+    if created:
+        record_audit(
+            actor=actor,
+            organization=collection.organization,
+            action="knowledge.collection.grant",
+            subject=collection,
+            details={"user_id": user.pk},
+        )
+
+
+def _enqueue(document_id: int) -> None:
+    from .tasks import index_document_task
+
+    transaction.on_commit(lambda: index_document_task.delay(document_id))
+
+
+@transaction.atomic
+def document_upload(
+    *,
+    actor,
+    collection: Collection,
+    file_name: str,
+    data: bytes,
+    org_unit: str = "",
+    size_bytes: int | None = None,
+) -> Document:
+    """Store an uploaded file ``queued`` and enqueue its index job once committed. Refused
+    (422, naming ``file``) past the size limit, or when the type is none read here.
+    ``size_bytes`` is the upload's declared size, when the caller read no more than the limit
+    of it (an edge never holds a huge upload in memory to refuse it)."""
+    _require(actor, collection.organization)
+    file_name = " ".join(str(file_name or "").replace("/", " ").replace("\\", " ").split())
+    if not file_name:
+        raise ValidationError({"file": ["The file needs a name."]})
+    if len(file_name) > FILE_NAME_MAX:
+        raise ValidationError({"file": [f"A file name of at most {FILE_NAME_MAX} characters."]})
+    limit = settings.KNOWLEDGE_MAX_UPLOAD_BYTES
+    size = max(len(data), size_bytes or 0)
+    if size > limit:
+        raise ValidationError(
+            {
+                "file": [
+                    f"{file_name} is {size:,} bytes; the limit is {limit:,} bytes "
+                    f"({limit / 1024 / 1024:.0f} MB). Split the document, or ask an operator to "
+                    "raise KNOWLEDGE_MAX_UPLOAD_BYTES."
+                ]
+            }
+        )
+    if not data:
+        raise ValidationError({"file": [f"{file_name} is empty."]})
+    media_type = upload_type(file_name)
+    if media_type is None:
+        raise ValidationError(
+            {
+                "file": [
+                    f"{file_name}: not a type read here. Upload PDF, DOCX, ODT, RTF, PPTX, "
+                    "Markdown, plain text, HTML or CSV."
+                ]
+            }
+        )
+    sniffed = sniff_document_type(data, "")
+    if media_type in ("application/pdf",) and sniffed != media_type:
+        raise ValidationError({"file": [f"{file_name} is named as a PDF but is not one."]})
+    org_unit = " ".join(str(org_unit or "").split())[:120]
+    document = Document.objects.create(
+        organization=collection.organization,
+        collection=collection,
+        file_name=file_name,
+        media_type=media_type,
+        size_bytes=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        content=data,
+        org_unit=org_unit,
+        uploaded_by=actor,
+    )
+    record_audit(
+        actor=actor,
+        organization=collection.organization,
+        action="knowledge.document.upload",
+        subject=("knowledge.document", document.pk, file_name),
+        details={
+            "collection_id": collection.pk,
+            "file_name": file_name,
+            "size_bytes": len(data),
+            "media_type": media_type,
+        },
+    )
+    _enqueue(document.pk)
+    return document
+
+
+@transaction.atomic
+def document_reindex(*, actor, document: Document) -> Document:
+    """Index again from the stored bytes: ready or failed → queued (a document already queued or
+    indexing is refused, naming its status)."""
+    _require(actor, document.organization)
+    claimed = Document.objects.filter(pk=document.pk, status__in=REINDEXABLE_STATUSES).update(
+        status=DocumentStatus.QUEUED, chunks_done=0, failure_reason=""
+    )
+    if not claimed:
+        raise ValidationError(
+            {"status": [f"The document is {document.status}; wait for it to end."]}
+        )
+    record_audit(
+        actor=actor,
+        organization=document.organization,
+        action="knowledge.document.reindex",
+        subject=("knowledge.document", document.pk, document.file_name),
+        details={"collection_id": document.collection_id},
+    )
+    _enqueue(document.pk)
+    document.refresh_from_db(fields=["status", "chunks_done", "failure_reason"])
+    return document
+
+
+@transaction.atomic
+def document_delete(*, actor, document: Document) -> None:
+    _require(actor, document.organization)
+    record_audit(
+        actor=actor,
+        organization=document.organization,
+        action="knowledge.document.delete",
+        subject=("knowledge.document", document.pk, document.file_name),
+        details={"collection_id": document.collection_id, "chunks": document.chunks_total},
+    )
+    Document.objects.filter(pk=document.pk).delete()
+
+
+# --- the index job --------------------------------------------------------------------------
+
+
+def _embedder_of(collection: Collection):
+    if collection.embedder == Embedder.LOCAL:
+        return local_embedder()
+    from apps.vault.services import secret_reveal
+
+    profile = collection.embedding_profile
+    return OpenAICompatibleEmbedder(
+        base_url=profile.base_url or "https://api.openai.com/v1",
+        model_name=collection.embedding_model,
+        api_key=secret_reveal(profile.secret) if profile.secret is not None else "",
+        dimensions=collection.dimensions,
+        provider=profile.provider,
+    )
+
+
+def _fail(document_id: int, reason: str) -> None:
+    Document.objects.filter(pk=document_id).update(
+        status=DocumentStatus.FAILED, failure_reason=reason[:500]
+    )
+
+
+def document_index(document_id: int) -> str | None:
+    """Index one queued document; returns its final status (None when it was not queued)."""
+    claimed = Document.objects.filter(pk=document_id, status=DocumentStatus.QUEUED).update(
+        status=DocumentStatus.INDEXING, chunks_done=0, chunks_total=0, failure_reason=""
+    )
+    if not claimed:
+        return None
+    document = Document.objects.select_related(
+        "collection__embedding_profile__secret", "organization"
+    ).get(pk=document_id)
+    collection = document.collection
+    try:
+        extracted = extract_pages(
+            bytes(document.content),
+            document.media_type,
+            max_chars=settings.KNOWLEDGE_MAX_DOCUMENT_CHARS,
+        )
+    except Unreadable as exc:
+        _fail(document_id, f"The file could not be read: {exc}.")
+        return DocumentStatus.FAILED
+    drafts = chunk_pages(extracted.pages)
+    numbered = [number for number, _ in extracted.pages if number is not None]
+    Chunk.objects.filter(document_id=document_id).delete()
+    Document.objects.filter(pk=document_id).update(
+        chunks_total=len(drafts), pages=max(numbered) if numbered else None
+    )
+    embedder = _embedder_of(collection)
+    tokens = 0
+    try:
+        for start in range(0, len(drafts), INDEX_BATCH):
+            batch = drafts[start : start + INDEX_BATCH]
+            embedded = embedder.embed([draft.text for draft in batch])
+            tokens += embedded.input_tokens
+            with transaction.atomic():
+                Chunk.objects.bulk_create(
+                    [
+                        Chunk(
+                            organization_id=document.organization_id,
+                            collection_id=collection.pk,
+                            document_id=document_id,
+                            ordinal=draft.ordinal,
+                            page=draft.page,
+                            text=draft.text,
+                            embedding=vector,
+                            dimensions=collection.dimensions,
+                        )
+                        for draft, vector in zip(batch, embedded.vectors, strict=True)
+                    ]
+                )
+                with connection.cursor() as cursor:
+                    cursor.execute(
+                        "UPDATE knowledge_chunk SET search_vector = to_tsvector(%s::regconfig, text)"
+                        " WHERE document_id = %s AND ordinal >= %s AND ordinal < %s",
+                        [
+                            settings.KNOWLEDGE_TEXT_SEARCH_CONFIG,
+                            document_id,
+                            start,
+                            start + len(batch),
+                        ],
+                    )
+                Document.objects.filter(pk=document_id).update(chunks_done=start + len(batch))
+    except EmbeddingFailed as exc:
+        _book_ingestion(document, embedder, tokens)
+        _fail(document_id, str(exc))
+        return DocumentStatus.FAILED
+    _book_ingestion(document, embedder, tokens)
+    Document.objects.filter(pk=document_id, status=DocumentStatus.INDEXING).update(
+        status=DocumentStatus.READY, indexed_at=timezone.now()
+    )
+    return DocumentStatus.READY
+
+
+def _book_ingestion(document: Document, embedder, tokens: int) -> None:
+    # Indexing belongs to no run: ingestion spend, counted toward the organization's month.
+    if tokens:
+        ingestion_charge_record(
+            organization=document.organization,
+            provider=embedder.provider,
+            model_name=embedder.model_name,
+            input_tokens=tokens,
+        )
