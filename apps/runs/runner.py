@@ -38,6 +38,7 @@ from pydantic_ai.messages import (
     FunctionToolResultEvent,
     ModelMessage,
     ModelMessagesTypeAdapter,
+    ModelResponse,
     PartDeltaEvent,
     PartStartEvent,
     TextPart,
@@ -55,6 +56,11 @@ from apps.capabilities.tools import contributions, planning
 from apps.capabilities.tools.chart_svg import render_chart_svg
 from apps.capabilities.tools.charts import chart_artifact
 from apps.capabilities.tools.failures import LastAttemptArguments
+from apps.capabilities.tools.guardrails import (
+    GuardrailBlocked,
+    OutputStreamFilter,
+    output_stream_filter,
+)
 from apps.capabilities.tools.sources import sources_of
 from apps.memory.selectors import context_files_for_run
 from apps.spend.guard import BudgetGuard, RequestRecord, RunMeter
@@ -124,6 +130,8 @@ class PreparedRun:
     # What prepare() resolved for the capabilities (plan, context files); read back at the end.
     extras: dict = field(default_factory=dict)
     approval_gate: ApprovalGate | None = None
+    # The guardrails' output check: text and reasoning held until each part is checked.
+    output_filter: OutputStreamFilter | None = None
 
 
 def _assert_runnable(version) -> None:
@@ -290,6 +298,7 @@ def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None, db=No
         deferred_tool_results=deferred_tool_results,
         extras=extras,
         approval_gate=approval_gate,
+        output_filter=output_stream_filter(bindings),
     )
 
 
@@ -303,6 +312,8 @@ class DriveState:
     messages: list[ModelMessage] | None = None
     # The calls the run parked on (a gated call, a question), when it ended on them.
     deferred: DeferredToolRequests | None = None
+    # A guardrail ended the run at this edge ("out", "args", ...).
+    blocked_edge: str | None = None
 
 
 async def drive(
@@ -372,7 +383,9 @@ async def drive(
                         async with deadline:
                             async with node.stream(agent_run.ctx) as stream:
                                 async for event in stream:
-                                    _model_event_frame(event, send, state)
+                                    _model_event_frame(event, send, state, prepared.output_filter)
+                                if prepared.output_filter is not None:
+                                    _send_checked(prepared.output_filter.flush(), send, state)
                     except TimeoutError as exc:
                         if deadline.expired():
                             raise ProviderTimeout(timeout_seconds) from exc
@@ -388,6 +401,9 @@ async def drive(
             if isinstance(output, DeferredToolRequests):
                 state.deferred, output = output, ""
             state.output = str(output)
+    except GuardrailBlocked as exc:
+        state.blocked_edge = exc.edge
+        raise
     finally:
         if watched_here:
             # A look already sent is read to its end (loopdb) before the session is used again.
@@ -400,9 +416,33 @@ async def drive(
                 state.messages = state.agent_run.all_messages()
             except Exception:  # a run that died before its first node has no history to keep
                 logger.warning("run %s: no message history to record", run_id, exc_info=True)
+            if state.blocked_edge in ("out", "args") and state.messages:
+                # Nothing of a blocked answer (or call) is shown or stored.
+                state.messages = _without_blocked_response(state.messages)
 
 
-def _model_event_frame(event, send, state: DriveState) -> None:
+def _without_blocked_response(messages: list[ModelMessage]) -> list[ModelMessage]:
+    if messages and isinstance(messages[-1], ModelResponse):
+        return messages[:-1]
+    return messages
+
+
+def _send_checked(released, send, state: DriveState) -> None:
+    for kind, text in released:
+        if kind == "text":
+            state.partial_text.append(text)
+            send(TextDeltaFrame(type="text_delta", delta=text))
+        else:
+            send(ThinkingDeltaFrame(type="thinking_delta", delta=text))
+
+
+def _model_event_frame(
+    event, send, state: DriveState, output_filter: OutputStreamFilter | None = None
+) -> None:
+    if output_filter is not None:
+        # A guarded output arrives part by part, each checked before anyone sees it.
+        _send_checked(output_filter.feed(event), send, state)
+        return
     if isinstance(event, PartStartEvent):
         if isinstance(event.part, TextPart) and event.part.content:
             state.partial_text.append(event.part.content)
@@ -487,6 +527,8 @@ def outcome_of(exc: BaseException | None, prepared: PreparedRun | None) -> Outco
         return Outcome(RunStatus.FAILED, StopReason.NOT_RUNNABLE, exc.sentence)
     if isinstance(exc, BudgetExceeded):
         return Outcome(RunStatus.BUDGET_EXCEEDED, StopReason.BUDGET, exc.sentence, exc.as_dict())
+    if isinstance(exc, GuardrailBlocked):
+        return Outcome(RunStatus.GUARDRAIL_BLOCKED, StopReason.GUARDRAIL, exc.sentence)
     if isinstance(exc, UsageLimitExceeded):
         steps = prepared.max_steps if prepared is not None else "its"
         return Outcome(

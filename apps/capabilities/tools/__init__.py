@@ -34,6 +34,7 @@ def builders() -> dict:
     from .charts import build_charts_toolset
     from .clock import build_clock_toolset
     from .context import build_context_toolset
+    from .guardrails import build_guardrails_toolset
     from .planning import build_planning_toolset
     from .thinking import build_thinking_toolset
     from .web_fetch import build_web_fetch_toolset
@@ -48,6 +49,7 @@ def builders() -> dict:
         "context": build_context_toolset,
         "web_research": build_web_search_toolset,
         "web_fetch": build_web_fetch_toolset,
+        "guardrails": build_guardrails_toolset,
     }
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from .clock import clock_instructions
 from .context import context_instructions
+from .guardrails import guardrails_capabilities
 from .planning import planning_capabilities, planning_instructions
 from .thinking import thinking_model_settings
 from .web_fetch import web_fetch_capabilities, web_fetch_native_refusal
@@ -36,6 +37,8 @@ _MODEL_SETTINGS: dict[str, Callable[[Any, str], dict[str, Any]]] = {
 }
 _CAPABILITIES: dict[str, Callable[[Any, dict[str, Any]], list[Any]]] = {
     "planning": planning_capabilities,
+    # The four guardrail edges: prompt, answer, tool result, tool arguments.
+    "guardrails": guardrails_capabilities,
     # The provider-run methods: pydantic-ai's WebFetch / WebSearch capabilities.
     "web_fetch": web_fetch_capabilities,
     "web_research": web_search_capabilities,
