@@ -295,6 +295,26 @@ class RunMeter:
             output_tokens=output_tokens,
         )
 
+    async def book_ambient(self, *, kind: str, input_tokens: int, output_tokens: int):
+        """Book, from the run's event loop, spend of the run's model the guard did not see (a
+        summary an agent the harness built wrote). Recorded, never refused: the next request asks
+        the counters again, so a cap this crossed refuses that request (docs/budgets.md)."""
+        charge = await services.charge_move(
+            organization_id=self.organization_id,
+            agent_id=self.agent_id,
+            ledger_id=self.ledger_id,
+            counter_ids=[cap.counter_id for cap in self._caps],
+            month=self._month,
+            kind=kind,
+            provider=self.provider,
+            model_name=self.model_name,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+        ).run_on(self.db)
+        # A reservation made ahead was admitted before this spend: ask again before the next one.
+        self.refused_ahead = True
+        return charge
+
 
 @dataclass
 class BudgetGuard(AbstractCapability[Any]):

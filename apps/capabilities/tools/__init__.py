@@ -37,6 +37,7 @@ def builders() -> dict:
     from .guardrails import build_guardrails_toolset
     from .planning import build_planning_toolset
     from .thinking import build_thinking_toolset
+    from .tool_output_limits import build_tool_output_limits_toolset
     from .web_fetch import build_web_fetch_toolset
     from .web_search import build_web_search_toolset
 
@@ -50,6 +51,7 @@ def builders() -> dict:
         "web_research": build_web_search_toolset,
         "web_fetch": build_web_fetch_toolset,
         "guardrails": build_guardrails_toolset,
+        "tool_output_limits": build_tool_output_limits_toolset,
     }
 
 

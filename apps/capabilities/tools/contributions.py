@@ -22,6 +22,7 @@ from .context import context_instructions
 from .guardrails import guardrails_capabilities
 from .planning import planning_capabilities, planning_instructions
 from .thinking import thinking_model_settings
+from .tool_output_limits import tool_output_limits_capabilities
 from .web_fetch import web_fetch_capabilities, web_fetch_native_refusal
 from .web_search import web_search_capabilities, web_search_native_refusal
 
@@ -39,6 +40,8 @@ _CAPABILITIES: dict[str, Callable[[Any, dict[str, Any]], list[Any]]] = {
     "planning": planning_capabilities,
     # The four guardrail edges: prompt, answer, tool result, tool arguments.
     "guardrails": guardrails_capabilities,
+    # An oversized tool return reduced once, when produced (spill, truncate or summarize).
+    "tool_output_limits": tool_output_limits_capabilities,
     # The provider-run methods: pydantic-ai's WebFetch / WebSearch capabilities.
     "web_fetch": web_fetch_capabilities,
     "web_research": web_search_capabilities,

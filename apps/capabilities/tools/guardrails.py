@@ -51,7 +51,7 @@ from typing import Any
 
 import phonenumbers
 from pydantic_ai import RunContext
-from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering
 from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
@@ -323,6 +323,12 @@ class GuardrailsCapability(AbstractCapability[Any]):
     """The input, output, tool-result and tool-argument edges of one run."""
 
     guard: Guard
+
+    def get_ordering(self) -> CapabilityOrdering:
+        # Innermost: the prompt is checked after every other capability shaped the request, and a
+        # response or a tool result is checked before any other capability (a spill of a large
+        # return, say) sees it, so nothing unchecked is stored or read back.
+        return CapabilityOrdering(position="innermost")
 
     async def before_model_request(self, ctx: RunContext[Any], request_context):
         check = self.guard.edge("in")

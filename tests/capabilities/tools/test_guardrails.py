@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from asgiref.sync import async_to_sync
 from pydantic_ai.messages import (
     ModelMessagesTypeAdapter,
     ModelResponse,
@@ -19,7 +18,7 @@ from pydantic_ai.messages import (
     ToolCallPart,
     ToolReturnPart,
 )
-from pydantic_ai.models.function import DeltaThinkingPart, FunctionModel
+from pydantic_ai.models.function import DeltaThinkingPart
 
 from apps.capabilities.registry import get_capability
 from apps.capabilities.tools.guardrails import (
@@ -33,10 +32,12 @@ from apps.capabilities.tools.guardrails import (
     size_limits,
 )
 from apps.runs.choices import RunStatus, StopReason
-from apps.runs.events import FramePublisher, frames_after
+from apps.runs.events import frames_after
 from apps.runs.models import Message, Run
-from apps.runs.runner import DriveState, drive, execute_run, outcome_of, prepare
+from apps.runs.runner import execute_run, prepare
 from tests.runs.factories import published_agent, queued_run
+
+from .scripted import drive_scripted
 
 pytestmark = pytest.mark.django_db
 
@@ -349,24 +350,9 @@ def test_args_edge_blocked_keyword_ends_the_run_before_the_tool_runs(org, member
 # --- through the runner's drive loop on a scripted FunctionModel -------------------------------
 
 
-def drive_scripted(run: Run, stream_function):
-    """prepare() and the runner's drive() with the provider replaced by a scripted stream."""
-    prepared = prepare(run)
-    frames = FramePublisher(run.pk)
-    state = DriveState()
-    failure = None
-
-    async def go():
-        with prepared.agent.override(model=FunctionModel(stream_function=stream_function)):
-            await drive(prepared, frames, state)
-
-    try:
-        async_to_sync(go)()
-    except Exception as exc:  # the outcome is the assertion
-        failure = exc
-    frames.close()
-    shown = [(f["type"], f["delta"]) for f in frames_after(run.pk) if "delta" in f]
-    return outcome_of(failure, prepared), shown, state
+def drive_streamed(run: Run, stream_function):
+    outcome, frames, state = drive_scripted(run, stream_function=stream_function)
+    return outcome, [(f["type"], f["delta"]) for f in frames if "delta" in f], state
 
 
 def test_reasoning_with_a_blocked_term_is_withheld_and_the_run_goes_on(org, member, echo_toolset):
@@ -377,7 +363,7 @@ def test_reasoning_with_a_blocked_term_is_withheld_and_the_run_goes_on(org, memb
         yield {0: DeltaThinkingPart(content="Falcon now")}
         yield "The answer is 42."
 
-    outcome, shown, state = drive_scripted(queued_run(member, org, agent, "hi"), stream)
+    outcome, shown, state = drive_streamed(queued_run(member, org, agent, "hi"), stream)
     assert outcome.status == RunStatus.COMPLETED
     assert ("thinking_delta", REASONING_WITHHELD) in shown
     assert not any("Falcon" in text for _, text in shown)
@@ -396,6 +382,6 @@ def test_a_secret_split_between_reasoning_and_answer_ends_the_run_before_its_sec
         yield {0: DeltaThinkingPart(content=f"The key starts {key[:14]}")}
         yield key[14:]
 
-    outcome, shown, _ = drive_scripted(queued_run(member, org, agent, "hi"), stream)
+    outcome, shown, _ = drive_streamed(queued_run(member, org, agent, "hi"), stream)
     assert outcome.status == RunStatus.GUARDRAIL_BLOCKED
     assert shown == [("thinking_delta", f"The key starts {key[:14]}")]
