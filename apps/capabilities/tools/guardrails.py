@@ -358,7 +358,7 @@ class GuardrailsCapability(AbstractCapability[Any]):
         return result if check is None else _check_tool_result(result, check)
 
 
-def guardrails_capabilities(binding, extras) -> list[AbstractCapability[Any]]:
+def guardrails_capabilities(binding, resources) -> list[AbstractCapability[Any]]:
     guard = guard_for(binding)
     return [] if guard is None else [GuardrailsCapability(guard=guard)]
 

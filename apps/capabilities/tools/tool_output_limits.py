@@ -15,7 +15,7 @@ The reduction is pydantic-ai-harness's ``ToolOutputLimits``; an author picks one
 
 A spill never outlives its run. An agent without a workspace gets :class:`RunSpillStore`, in
 memory, built for the run and dropped with it, so nothing is written to shared disk; the sandbox
-will hand its own workspace in through the same ``extras`` key when it exists.
+will hand its own workspace in through ``RunResources.tool_output_store`` when it exists.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from pydantic_ai_harness.tool_output_limits import (
 )
 from pydantic_ai_harness.tool_output_limits._capability import _DEFAULT_SUMMARY_PROMPT, _read_slice
 
+from ..run_context import RunResources
 from ._toolsets import TOOL_ID_METADATA, binding_overrides, declared_toolset, parsed_config
 from .ambient import measured
 from .failures import WrongArguments, budgeted
@@ -41,8 +42,6 @@ from .failures import WrongArguments, budgeted
 CAPABILITY_ID = "tool_output_limits"
 READ_TOOL_ID = "read_tool_result"
 SPILL_PREFIX = "tool_output/"
-# The extras key under which the run's spill store lives (shared by the tool and the capability).
-STORE_EXTRAS_KEY = "tool_output_store"
 # What one run may hold in memory; a spill beyond it falls back to a truncation.
 RUN_SPILL_MAX_BYTES = 64 * 1024 * 1024
 CHARS_PER_TOKEN = 4
@@ -84,12 +83,12 @@ class RunSpillStore:
         return handle in self._blobs
 
 
-def run_store(extras: dict[str, Any]) -> RunSpillStore:
-    """The run's store, made on first use (the builder and the capability share it)."""
-    store = extras.get(STORE_EXTRAS_KEY)
-    if store is None:
-        store = extras[STORE_EXTRAS_KEY] = RunSpillStore()
-    return store
+def run_store(resources: RunResources) -> RunSpillStore:
+    """The run's store (the runner resolves one; made on first use otherwise): the builder and
+    the capability share it."""
+    if resources.tool_output_store is None:
+        resources.tool_output_store = RunSpillStore()
+    return resources.tool_output_store
 
 
 def _band(config) -> Band:
@@ -140,7 +139,7 @@ class RunToolOutputLimits(ToolOutputLimits):
             )
 
 
-def tool_output_limits_capabilities(binding, extras: dict[str, Any]) -> list[Any]:
+def tool_output_limits_capabilities(binding, resources: RunResources) -> list[Any]:
     config = parsed_config(CAPABILITY_ID, binding)
     override = binding_overrides(binding).get(READ_TOOL_ID)
     renamed = (
@@ -154,14 +153,14 @@ def tool_output_limits_capabilities(binding, extras: dict[str, Any]) -> list[Any
             over_tokens=config.over_tokens,
             strip_ansi=config.strip_ansi,
             summary_prompt=config.summary_prompt or _DEFAULT_SUMMARY_PROMPT,
-            store=run_store(extras),
+            store=run_store(resources),
             read_tool_name=renamed or READ_TOOL_ID,
         )
     ]
 
 
 def build_tool_output_limits_toolset(binding, context):
-    store = run_store(context.extras)
+    store = run_store(context.resources)
 
     @budgeted
     async def read_tool_result(

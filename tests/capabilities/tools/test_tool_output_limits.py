@@ -135,8 +135,8 @@ def test_a_spill_does_not_outlive_its_run(org, member, big_toolset):
     later = run_now(member, org, agent, call("read_tool_result", handle=handle))
     assert "No stored tool result" in returns(later)[0].model_response_str()
     # Each run assembles its own store.
-    one = prepare(queued_run(member, org, agent, "a")).extras
-    two = prepare(queued_run(member, org, agent, "b")).extras
+    one = prepare(queued_run(member, org, agent, "a")).resources
+    two = prepare(queued_run(member, org, agent, "b")).resources
     assert run_store(one) is not run_store(two)
 
 
