@@ -14,6 +14,7 @@ in ``apps/runs/runner.py`` (``resolve_resources``) that fills it; a key nobody d
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -41,6 +42,11 @@ class RunResources:
     # capability and read_tool_result. In memory and dropped with the run for an agent without a
     # workspace; the sandbox will put its workspace-backed store here.
     tool_output_store: RunSpillStore | None = None
+    # compaction: the window of the run's model as its profile (or the price registry) knows it,
+    # None when unknown; and where the strategy tells the run that a summary starts, ends or
+    # cannot help (the runner sends each as a ``compaction`` frame while the run streams).
+    model_context_window: int | None = None
+    on_compaction: Callable[[dict[str, Any]], None] | None = None
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,7 @@ from apps.vault.services import secret_reveal
 from . import parking, services
 from .choices import RunStatus, StopReason
 from .events import (
+    CompactionFrame,
     ContextUsageFrame,
     CostFrame,
     FramePublisher,
@@ -258,6 +259,7 @@ def assemble(run: Run, *, resume: bool = False) -> Assembly:
     if native_refusals:
         raise RunNotRunnable(" ".join(native_refusals)[:480])
     resources = resolve_resources(run, spec, {b.id for b in bindings}, resume=resume)
+    resources.model_context_window = handle.context_window
     toolsets = []
     unbuilt: list[str] = []
     for binding in bindings:
@@ -427,6 +429,11 @@ async def drive(
         )
 
     prepared.guard.on_settled = settled
+    # A summary is a whole model request between two of the turn's own, during which nothing
+    # else streams: the chat is told what is being summarized while it happens.
+    prepared.resources.on_compaction = lambda payload: send(
+        CompactionFrame(type="compaction", **payload)
+    )
 
     meter_token = prepared.meter.activate()
     try:

@@ -216,7 +216,7 @@ def test_payload_is_json_and_carries_every_field_the_api_serves(cap):
 
 
 # Built by issue 8 (apps/capabilities/tools/), ask_user by the approvals app, web_research and
-# web_fetch by issue 16, guardrails and tool_output_limits by issue 20; later issues add the
+# web_fetch by issue 16, guardrails, tool_output_limits and compaction by issue 20; later issues add the
 # others one by one.
 BUILT = {
     "clock",
@@ -230,6 +230,7 @@ BUILT = {
     "web_fetch",
     "guardrails",
     "tool_output_limits",
+    "compaction",
 }
 
 

@@ -22,6 +22,7 @@ def builders() -> dict:
     from .calculations import build_code_execution_toolset
     from .charts import build_charts_toolset
     from .clock import build_clock_toolset
+    from .compaction import build_compaction_toolset
     from .context import build_context_toolset
     from .guardrails import build_guardrails_toolset
     from .planning import build_planning_toolset
@@ -40,6 +41,7 @@ def builders() -> dict:
         "web_research": build_web_search_toolset,
         "web_fetch": build_web_fetch_toolset,
         "guardrails": build_guardrails_toolset,
+        "compaction": build_compaction_toolset,
         "tool_output_limits": build_tool_output_limits_toolset,
     }
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..run_context import RunResources
 from .clock import clock_instructions
+from .compaction import compaction_capabilities
 from .context import context_instructions
 from .guardrails import guardrails_capabilities
 from .planning import planning_capabilities, planning_instructions
@@ -42,6 +43,8 @@ _CAPABILITIES: dict[str, Callable[[Any, RunResources], list[Any]]] = {
     "planning": planning_capabilities,
     # The four guardrail edges: prompt, answer, tool result, tool arguments.
     "guardrails": guardrails_capabilities,
+    # Long conversations: the history trimmed before each request (a harness strategy).
+    "compaction": compaction_capabilities,
     # An oversized tool return reduced once, when produced (spill, truncate or summarize).
     "tool_output_limits": tool_output_limits_capabilities,
     # The provider-run methods: pydantic-ai's WebFetch / WebSearch capabilities.
