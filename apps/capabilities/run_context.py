@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .tools.planning import RunPlan
+    from .tools.system_reminders import ReminderCounters
     from .tools.tool_output_limits import RunSpillStore
 
 
@@ -47,6 +48,9 @@ class RunResources:
     # cannot help (the runner sends each as a ``compaction`` frame while the run streams).
     model_context_window: int | None = None
     on_compaction: Callable[[dict[str, Any]], None] | None = None
+    # system_reminders: the conversation's cadence counters (seeded from the conversation, written
+    # back when the run stops), so a reminder every ten requests goes on counting across turns.
+    reminder_counters: ReminderCounters | None = None
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,7 @@ from apps.capabilities.tools.guardrails import (
     output_stream_filter,
 )
 from apps.capabilities.tools.sources import sources_of
+from apps.capabilities.tools.system_reminders import ReminderCounters
 from apps.capabilities.tools.tool_output_limits import RunSpillStore
 from apps.memory.selectors import context_files_for_run
 from apps.spend.guard import BudgetGuard, RequestRecord, RunMeter
@@ -204,6 +205,9 @@ def resolve_resources(run: Run, spec: AgentSpec, bound: set[str], *, resume: boo
         resources.plan = planning.seed_plan(stored=stored_plan, parked=parked_plan)
     if "context" in bound:
         resources.context_files = context_files_for_run(run.organization_id, spec.context_ids)
+    if "system_reminders" in bound:
+        stored = run.conversation.reminder_counters if run.conversation_id else None
+        resources.reminder_counters = ReminderCounters.seed(stored)
     if "tool_output_limits" in bound:
         # No workspace yet (the sandbox issue plugs one in): spills live in memory, for this run.
         resources.tool_output_store = RunSpillStore()
@@ -217,6 +221,17 @@ def _write_back_plan(run: Run, prepared: PreparedRun | None, status: str) -> Non
     written = planning.write_back(prepared.resources.plan, run_status=status)
     if written.write:
         Conversation.objects.filter(pk=run.conversation_id).update(plan=written.value)
+
+
+def _write_back_reminder_counters(run: Run, prepared: PreparedRun | None) -> None:
+    """The reminders' cadence belongs to the conversation: keep where this turn left it."""
+    if prepared is None or run.conversation_id is None:
+        return
+    counters = prepared.resources.reminder_counters
+    if counters is not None:
+        Conversation.objects.filter(pk=run.conversation_id).update(
+            reminder_counters=counters.as_json()
+        )
 
 
 def _binding_secret(organization, binding) -> str | None:
@@ -784,4 +799,5 @@ def _book_end(
             **booking,
         )
     _write_back_plan(run, prepared, finished.status)
+    _write_back_reminder_counters(run, prepared)
     return finished, parked_frames

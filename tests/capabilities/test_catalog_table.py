@@ -216,7 +216,7 @@ def test_payload_is_json_and_carries_every_field_the_api_serves(cap):
 
 
 # Built by issue 8 (apps/capabilities/tools/), ask_user by the approvals app, web_research and
-# web_fetch by issue 16, guardrails, tool_output_limits and compaction by issue 20; later issues add the
+# web_fetch by issue 16, guardrails, tool_output_limits, compaction and system_reminders by issue 20; later issues add the
 # others one by one.
 BUILT = {
     "clock",
@@ -231,6 +231,7 @@ BUILT = {
     "guardrails",
     "tool_output_limits",
     "compaction",
+    "system_reminders",
 }
 
 

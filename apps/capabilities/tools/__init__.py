@@ -26,6 +26,7 @@ def builders() -> dict:
     from .context import build_context_toolset
     from .guardrails import build_guardrails_toolset
     from .planning import build_planning_toolset
+    from .system_reminders import build_system_reminders_toolset
     from .thinking import build_thinking_toolset
     from .tool_output_limits import build_tool_output_limits_toolset
     from .web_fetch import build_web_fetch_toolset
@@ -42,6 +43,7 @@ def builders() -> dict:
         "web_fetch": build_web_fetch_toolset,
         "guardrails": build_guardrails_toolset,
         "compaction": build_compaction_toolset,
+        "system_reminders": build_system_reminders_toolset,
         "tool_output_limits": build_tool_output_limits_toolset,
     }
 

@@ -14,6 +14,7 @@ from apps.runs.models import Conversation, Run
 from apps.runs.runner import execute_run, prepare
 from apps.spend.models import LedgerEntry
 from tests.runs.factories import published_agent, queued_run
+from tests.runs.test_runner import _assert_typed
 
 pytestmark = pytest.mark.django_db
 
@@ -83,6 +84,7 @@ def test_a_long_tool_loop_is_summarized_booked_and_announced(org, member, big_to
     assert started["strategy"] == "summarize" and started["window_tokens"] == 4096
     assert finished["summary_output_tokens"] == entry.output_tokens
     assert has_summary(run)
+    _assert_typed(frames_after(run.pk))
 
 
 def test_the_next_turn_starts_from_the_kept_summary_and_does_not_pay_for_it_again(
@@ -131,6 +133,7 @@ def test_a_setting_that_cannot_work_is_skipped_and_said_once_per_run(org, member
     (skipped,) = frames
     assert skipped["window_tokens"] == 4096 and skipped["trigger_tokens"] == 204
     assert skipped["overhead_tokens"] > 1_000
+    _assert_typed(frames)
     assert summaries(run) == 0
 
 
