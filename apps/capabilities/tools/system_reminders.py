@@ -30,13 +30,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic_ai import RunContext
-from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering
 from pydantic_ai.messages import CachePoint, ModelRequest, UserPromptPart
 from pydantic_ai_harness.system_reminders import GoalReanchor, LLMReminder
 
 from ..run_context import RunResources
 from ._toolsets import parsed_config
 from .ambient import measured
+from .compaction import RunCompaction
 from .planning import _has_cache_target
 
 CAPABILITY_ID = "system_reminders"
@@ -117,7 +118,11 @@ class RunReminders(AbstractCapability[Any]):
                 texts.append(str(written))
         return texts
 
-    async def wrap_model_request(self, ctx, *, request_context, handler):
+    def get_ordering(self) -> CapabilityOrdering:
+        # Inside compaction: a request compaction rewrote still ends with this request's reminder.
+        return CapabilityOrdering(wrapped_by=[RunCompaction])
+
+    async def before_model_request(self, ctx: RunContext[Any], request_context):
         messages = request_context.messages
         last = messages[-1] if messages else None
         if isinstance(last, ModelRequest):
@@ -132,8 +137,10 @@ class RunReminders(AbstractCapability[Any]):
                 if _has_cache_target(last.parts):
                     # Behind the breakpoint: the cached prefix stays byte-identical.
                     content.insert(0, CachePoint(ttl=self.config.cache_ttl))
-                messages[-1] = replace(last, parts=[*last.parts, UserPromptPart(content=content)])
-        return await handler(request_context)
+                tail = replace(last, parts=[*last.parts, UserPromptPart(content=content)])
+                # A new list, for this request only: the stored history never holds a reminder.
+                request_context.messages = [*messages[:-1], tail]
+        return request_context
 
 
 def has_a_class(config) -> bool:

@@ -215,3 +215,20 @@ def test_overhead_is_what_the_provider_counted_beyond_the_messages():
     response = ModelResponse(parts=[TextPart("ok")], usage=RequestUsage(input_tokens=1_100))
     assert overhead_tokens([request]) is None
     assert 990 <= overhead_tokens([request, response]) <= 1_000
+
+
+def test_a_custom_summary_prompt_is_what_the_summarizer_is_told(org, member, big_toolset):
+    agent = compacting_agent(
+        org, big_toolset, summary_prompt="Condense this thread: {messages}", **SMALL_WINDOW
+    )
+    run = turn(member, org, agent, BIG, conversation_for(org, agent, member))
+    assert summaries(run) == 1
+    messages = ModelMessagesTypeAdapter.validate_python(run.transcript)
+    (summary,) = [
+        p
+        for m in messages
+        if isinstance(m, ModelRequest)
+        for p in m.parts
+        if type(p).__name__ == "CompactionPart"
+    ]
+    assert "Condense this thread:" in summary.content

@@ -153,3 +153,35 @@ def test_a_fired_reminder_never_reaches_the_persons_thread(org, member):
     assert "Secret steering line." not in run.output
     assert "Secret steering" not in json.dumps(run.transcript)
     assert not Message.objects.filter(run=run, content__contains="Secret steering").exists()
+
+
+def test_a_request_compaction_rewrote_still_carries_its_reminder(org, member, big_toolset):
+    agent = published_agent(
+        org,
+        capabilities=[
+            {"id": big_toolset},
+            {"id": "system_reminders", "config": {"reminders": [{"content": "Be brief."}]}},
+            {
+                "id": "compaction",
+                "config": {"context_window": 4096, "max_fraction": 0.5, "keep_messages": 2},
+            },
+        ],
+    )
+    seen: list[list] = []
+
+    def model(messages, info):
+        seen.append(messages)
+        if len(seen) == 1:
+            from pydantic_ai.messages import ToolCallPart
+
+            return ModelResponse(
+                parts=[ToolCallPart("repeat", {"text": "abcdefghij", "times": 700})]
+            )
+        return ModelResponse(parts=[TextPart("done")])
+
+    outcome, frames, _ = drive_scripted(queued_run(member, org, agent, "go"), function=model)
+    assert outcome.status == "completed"
+    assert [f["phase"] for f in frames if f["type"] == "compaction"] == ["started", "finished"]
+    second = seen[1]
+    assert any(type(p).__name__ == "CompactionPart" for m in second for p in m.parts)
+    assert reminder_texts([second[-1]]) == ["<system-reminder>\nBe brief.\n</system-reminder>"]

@@ -271,3 +271,17 @@ def test_with_guardrails_the_spilled_copy_is_already_scrubbed(org, member, big_t
     ]
     assert "415-555-0132" not in spilled.model_response_str()
     assert read.content.splitlines()[1] == "000001 call [redacted:phone]"
+
+
+def test_a_custom_summary_prompt_is_what_the_summarizer_is_told(org, member, big_toolset):
+    agent = limited_agent(
+        org,
+        big_toolset,
+        action="summarize",
+        threshold=5_000,
+        summary_prompt="Condense the {tool_name} output: {output}",
+    )
+    run = run_now(member, org, agent, call("repeat", text=LINE, times=1_000))
+    (returned,) = returns(run)
+    # The offline model quotes the prompt it was given.
+    assert returned.content.startswith('You said "Condense the repeat output: 000001 abcdefghij')
