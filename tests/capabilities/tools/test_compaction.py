@@ -6,7 +6,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, ToolReturnPart
+from pydantic_ai.messages import (
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
 
 from apps.capabilities.tools.compaction import RunCompaction, overhead_tokens
 from apps.runs.events import frames_after
@@ -15,6 +22,8 @@ from apps.runs.runner import execute_run, prepare
 from apps.spend.models import LedgerEntry
 from tests.runs.factories import published_agent, queued_run
 from tests.runs.test_runner import _assert_typed
+
+from .scripted import drive_scripted
 
 pytestmark = pytest.mark.django_db
 
@@ -221,14 +230,19 @@ def test_a_custom_summary_prompt_is_what_the_summarizer_is_told(org, member, big
     agent = compacting_agent(
         org, big_toolset, summary_prompt="Condense this thread: {messages}", **SMALL_WINDOW
     )
-    run = turn(member, org, agent, BIG, conversation_for(org, agent, member))
-    assert summaries(run) == 1
-    messages = ModelMessagesTypeAdapter.validate_python(run.transcript)
-    (summary,) = [
-        p
-        for m in messages
-        if isinstance(m, ModelRequest)
-        for p in m.parts
-        if type(p).__name__ == "CompactionPart"
-    ]
-    assert "Condense this thread:" in summary.content
+    told: list[str] = []
+
+    def model(messages, info):
+        if not info.function_tools:  # the summarizer: an agent of the harness's, no tools
+            told.append(messages[-1].parts[-1].content)
+            return ModelResponse(parts=[TextPart("A summary.")])
+        if len([m for m in messages if isinstance(m, ModelResponse)]) == 0:
+            return ModelResponse(parts=[ToolCallPart("repeat", {"text": LINE, "times": 700})])
+        return ModelResponse(parts=[TextPart("done")])
+
+    outcome, _, state = drive_scripted(queued_run(member, org, agent, "go"), function=model)
+    assert outcome.status == "completed"
+    (prompt,) = told
+    assert prompt.startswith("Condense this thread: ")
+    kept = [p for m in state.messages if isinstance(m, ModelRequest) for p in m.parts]
+    assert any(type(p).__name__ == "CompactionPart" and p.content == "A summary." for p in kept)
