@@ -217,7 +217,7 @@ def resolve_resources(run: Run, spec: AgentSpec, bound: set[str], *, resume: boo
     if "context" in bound:
         resources.context_files = context_files_for_run(run.organization_id, spec.context_ids)
     if "system_reminders" in bound:
-        stored = run.conversation.reminder_counters if run.conversation_id else None
+        stored = run.conversation.reminder_counters if run.conversation is not None else None
         resources.reminder_counters = ReminderCounters.seed(stored)
     if "tool_output_limits" in bound:
         # No workspace yet (the sandbox issue plugs one in): spills live in memory, for this run.
@@ -458,11 +458,17 @@ async def drive(
         )
 
     prepared.guard.on_settled = settled
+
     # A summary is a whole model request between two of the turn's own, during which nothing
     # else streams: the chat is told what is being summarized while it happens.
-    prepared.resources.on_compaction = lambda payload: send(
-        CompactionFrame(type="compaction", **payload)
-    )
+    def compaction(payload: dict) -> None:
+        frame = CompactionFrame(
+            type="compaction", phase=payload["phase"], strategy=payload["strategy"]
+        )
+        frame.update({k: v for k, v in payload.items() if k not in frame})  # type: ignore[typeddict-item]
+        send(frame)
+
+    prepared.resources.on_compaction = compaction
 
     meter_token = prepared.meter.activate()
     try:

@@ -301,6 +301,8 @@ class RunMeter:
         """Book, from the run's event loop, spend of the run's model the guard did not see (a
         summary an agent the harness built wrote). Recorded, never refused: the next request asks
         the counters again, so a cap this crossed refuses that request (docs/budgets.md)."""
+        if self._month is None:
+            raise RuntimeError("spend was booked on a meter that was never opened")
         charge = await services.charge_move(
             organization_id=self.organization_id,
             agent_id=self.agent_id,
