@@ -385,3 +385,16 @@ def test_a_secret_split_between_reasoning_and_answer_ends_the_run_before_its_sec
     outcome, shown, _ = drive_streamed(queued_run(member, org, agent, "hi"), stream)
     assert outcome.status == RunStatus.GUARDRAIL_BLOCKED
     assert shown == [("thinking_delta", f"The key starts {key[:14]}")]
+
+
+def test_an_operator_filtering_for_trouble_finds_the_blocked_run(
+    org, owner, member, echo_toolset, client_for
+):
+    agent = guarded_agent(org, echo_toolset, blocked_keywords_in="internal-only")
+    blocked = run_now(member, org, agent, "the internal-only memo")
+    fine = run_now(member, org, agent, "a public memo")
+    assert (blocked.status, fine.status) == ("guardrail_blocked", "completed")
+    listed = client_for(owner, org).get("/api/v1/runs/", {"status": "guardrail_blocked"}).json()
+    rows = listed["results"] if isinstance(listed, dict) else listed
+    assert [row["id"] for row in rows] == [blocked.pk]
+    assert rows[0]["status"] == "guardrail_blocked"
