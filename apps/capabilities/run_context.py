@@ -14,6 +14,7 @@ in ``apps/runs/runner.py`` (``resolve_resources``) that fills it; a key nobody d
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
     from .tools.mem0 import Mem0Access
     from .tools.memory_files import MemoryAccess
     from .tools.planning import RunPlan
+    from .tools.system_reminders import ReminderCounters
+    from .tools.tool_output_limits import RunSpillStore
 
 
 @dataclass
@@ -52,6 +55,18 @@ class RunResources:
     # (``apps.knowledge.selectors.collection_search_for_run``); None: the capability attaches
     # nothing.
     knowledge: DocumentSearcher | None = None
+    # tool_output_limits: where this run's spills go (``tool_output/…``), shared by the reducing
+    # capability and read_tool_result. In memory and dropped with the run for an agent without a
+    # workspace; the sandbox will put its workspace-backed store here.
+    tool_output_store: RunSpillStore | None = None
+    # compaction: the window of the run's model as its profile (or the price registry) knows it,
+    # None when unknown; and where the strategy tells the run that a summary starts, ends or
+    # cannot help (the runner sends each as a ``compaction`` frame while the run streams).
+    model_context_window: int | None = None
+    on_compaction: Callable[[dict[str, Any]], None] | None = None
+    # system_reminders: the conversation's cadence counters (seeded from the conversation, written
+    # back when the run stops), so a reminder every ten requests goes on counting across turns.
+    reminder_counters: ReminderCounters | None = None
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,15 @@ class RunsConfig(AppConfig):
             on_run_calls_decided,
             on_run_expired,
         )
+        from apps.capabilities.tools.ambient import on_ambient_usage
+        from apps.spend.guard import current_meter
 
         from .resume import run_calls_decided
         from .services import run_close_expired_steps, run_expire_parked
 
+        # Summaries written by agents the harness builds (compaction, tool output) are booked to
+        # the run's ledger through its meter (apps.capabilities.tools.ambient).
+        on_ambient_usage(current_meter)
         on_run_calls_decided(run_calls_decided)
         on_parked_calls_expired(run_close_expired_steps)
         on_run_expired(run_expire_parked)

@@ -60,6 +60,7 @@ class StopReason(models.TextChoices):
     ANSWERED = "answered", "Answered"
     STEP_LIMIT = "step_limit", "Step limit reached"
     BUDGET = "budget", "Budget cap reached"
+    GUARDRAIL = "guardrail", "Ended by a guardrail"
     CANCELLED = "cancelled", "Cancelled"
     PROVIDER_ERROR = "provider_error", "Model provider error"
     INTERNAL_ERROR = "internal_error", "Internal error"

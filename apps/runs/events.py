@@ -90,6 +90,24 @@ class ContextUsageFrame(TypedDict, total=False):
     ratio: float
 
 
+class _CompactionFields(TypedDict):
+    type: Literal["compaction"]
+    # started / finished: a summary is being written; skipped: the setting cannot work (the
+    # instructions and tool schemas alone are above the trigger), said once per run.
+    phase: Literal["started", "finished", "skipped"]
+    strategy: str
+
+
+class CompactionFrame(_CompactionFields, total=False):
+    messages: int
+    context_tokens: int
+    window_tokens: int
+    trigger_tokens: int
+    overhead_tokens: int
+    summary_input_tokens: int
+    summary_output_tokens: int
+
+
 class ToolApprovalRequiredFrame(TypedDict):
     """A gated call parked its run; the person decides it by ``approval_id``."""
 

@@ -35,6 +35,9 @@ class Conversation(models.Model):
     # The planning capability's plan: it belongs to the conversation, not the turn (seed 000,
     # "Planificación"). NULL when there is none; written back by the runner when a run stops.
     plan = models.JSONField(null=True, blank=True)
+    # The system_reminders capability's cadence ({"requests": N, "fires": {class: count}}): it
+    # counts across the whole conversation, so it is kept here, never the reminder text.
+    reminder_counters = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

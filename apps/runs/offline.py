@@ -48,6 +48,7 @@ from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.usage import RequestUsage
 
 from apps.capabilities.tools.planning import is_plan_reminder
+from apps.capabilities.tools.system_reminders import is_system_reminder
 from apps.spend.tokens import messages_chars, part_chars, tokens_for, tool_definitions_chars
 
 OFFLINE_MODEL_NAME = "offline"
@@ -98,7 +99,9 @@ def _current_turn(messages: list[ModelMessage]) -> tuple[str, list[ModelMessage]
             prompts = [
                 p
                 for p in message.parts
-                if isinstance(p, UserPromptPart) and not is_plan_reminder(p)
+                if isinstance(p, UserPromptPart)
+                and not is_plan_reminder(p)
+                and not is_system_reminder(p)
             ]
             if prompts:
                 return "\n".join(_prompt_text(p) for p in prompts), messages[index + 1 :]

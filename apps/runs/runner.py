@@ -49,6 +49,7 @@ from pydantic_ai.messages import (
     FunctionToolResultEvent,
     ModelMessage,
     ModelMessagesTypeAdapter,
+    ModelResponse,
     PartDeltaEvent,
     PartStartEvent,
     TextPart,
@@ -70,7 +71,14 @@ from apps.capabilities.tools._blocking import tool_blocking
 from apps.capabilities.tools.chart_svg import render_chart_svg
 from apps.capabilities.tools.charts import chart_artifact
 from apps.capabilities.tools.failures import LastAttemptArguments
+from apps.capabilities.tools.guardrails import (
+    GuardrailBlocked,
+    OutputStreamFilter,
+    output_stream_filter,
+)
 from apps.capabilities.tools.sources import sources_of
+from apps.capabilities.tools.system_reminders import ReminderCounters
+from apps.capabilities.tools.tool_output_limits import RunSpillStore
 from apps.knowledge.selectors import collection_search_for_run
 from apps.memory.ownership import RunAudience
 from apps.memory.selectors import context_files_for_run, mem0_for_run, memory_for_run
@@ -82,6 +90,7 @@ from apps.vault.services import secret_reveal
 from . import parking, services
 from .choices import RunStatus, StopReason
 from .events import (
+    CompactionFrame,
     ContextUsageFrame,
     CostFrame,
     Frame,
@@ -148,6 +157,8 @@ class Assembly:
     usage_limits: UsageLimits
     max_steps: int
     unbuilt_capabilities: list[str] = field(default_factory=list)
+    # The guardrails' output check, when the run has one (guardrails.output_stream_filter).
+    output_filter: OutputStreamFilter | None = None
 
 
 @dataclass
@@ -168,6 +179,8 @@ class PreparedRun:
     # What the capabilities were handed (the plan, context files); read back at the end.
     resources: RunResources = field(default_factory=RunResources)
     approval_gate: ApprovalGate | None = None
+    # The guardrails' output check: text and reasoning held until each part is checked.
+    output_filter: OutputStreamFilter | None = None
 
 
 def _assert_runnable(version) -> None:
@@ -239,6 +252,12 @@ def resolve_resources(run: Run, spec: AgentSpec, bound: set[str], *, resume: boo
         resources.knowledge = collection_search_for_run(
             run.organization_id, spec.knowledge_collections
         )
+    if "system_reminders" in bound:
+        stored = run.conversation.reminder_counters if run.conversation is not None else None
+        resources.reminder_counters = ReminderCounters.seed(stored)
+    if "tool_output_limits" in bound:
+        # No workspace yet (the sandbox issue plugs one in): spills live in memory, for this run.
+        resources.tool_output_store = RunSpillStore()
     return resources
 
 
@@ -249,6 +268,17 @@ def _write_back_plan(run: Run, prepared: PreparedRun | None, status: str) -> Non
     written = planning.write_back(prepared.resources.plan, run_status=status)
     if written.write:
         Conversation.objects.filter(pk=run.conversation_id).update(plan=written.value)
+
+
+def _write_back_reminder_counters(run: Run, prepared: PreparedRun | None) -> None:
+    """The reminders' cadence belongs to the conversation: keep where this turn left it."""
+    if prepared is None or run.conversation_id is None:
+        return
+    counters = prepared.resources.reminder_counters
+    if counters is not None:
+        Conversation.objects.filter(pk=run.conversation_id).update(
+            reminder_counters=counters.as_json()
+        )
 
 
 def _binding_secret(organization, binding) -> str | None:
@@ -291,6 +321,7 @@ def assemble(run: Run, *, resume: bool = False) -> Assembly:
     if native_refusals:
         raise RunNotRunnable(" ".join(native_refusals)[:480])
     resources = resolve_resources(run, spec, {b.id for b in bindings}, resume=resume)
+    resources.model_context_window = handle.context_window
     toolsets = []
     unbuilt: list[str] = []
     for binding in bindings:
@@ -343,6 +374,7 @@ def assemble(run: Run, *, resume: bool = False) -> Assembly:
         usage_limits=UsageLimits(request_limit=remaining),
         max_steps=max_steps,
         unbuilt_capabilities=unbuilt,
+        output_filter=output_stream_filter(bindings),
     )
 
 
@@ -390,6 +422,7 @@ def open_meter(assembly: Assembly, *, deferred_tool_results=None, db=None) -> Pr
         deferred_tool_results=deferred_tool_results,
         resources=assembly.resources,
         approval_gate=assembly.approval_gate,
+        output_filter=assembly.output_filter,
     )
 
 
@@ -410,6 +443,8 @@ class DriveState:
     messages: list[ModelMessage] | None = None
     # The calls the run parked on (a gated call, a question), when it ended on them.
     deferred: DeferredToolRequests | None = None
+    # A guardrail ended the run at this edge ("out", "args", ...).
+    blocked_edge: str | None = None
 
 
 async def drive(
@@ -460,6 +495,17 @@ async def drive(
 
     prepared.guard.on_settled = settled
 
+    # A summary is a whole model request between two of the turn's own, during which nothing
+    # else streams: the chat is told what is being summarized while it happens.
+    def compaction(payload: dict) -> None:
+        frame = CompactionFrame(
+            type="compaction", phase=payload["phase"], strategy=payload["strategy"]
+        )
+        frame.update({k: v for k, v in payload.items() if k not in frame})  # type: ignore[typeddict-item]
+        send(frame)
+
+    prepared.resources.on_compaction = compaction
+
     meter_token = prepared.meter.activate()
     try:
         async with prepared.agent.iter(
@@ -479,7 +525,9 @@ async def drive(
                         async with deadline:
                             async with node.stream(agent_run.ctx) as stream:
                                 async for event in stream:
-                                    _model_event_frame(event, send, state)
+                                    _model_event_frame(event, send, state, prepared.output_filter)
+                                if prepared.output_filter is not None:
+                                    _send_checked(prepared.output_filter.flush(), send, state)
                     except TimeoutError as exc:
                         if deadline.expired():
                             raise ProviderTimeout(timeout_seconds) from exc
@@ -495,6 +543,9 @@ async def drive(
             if isinstance(output, DeferredToolRequests):
                 state.deferred, output = output, ""
             state.output = str(output)
+    except GuardrailBlocked as exc:
+        state.blocked_edge = exc.edge
+        raise
     finally:
         if watched_here and host is not None:
             # A look already sent is read to its end (loopdb) before the session is used again.
@@ -507,9 +558,33 @@ async def drive(
                 state.messages = state.agent_run.all_messages()
             except Exception:  # a run that died before its first node has no history to keep
                 logger.warning("run %s: no message history to record", run_id, exc_info=True)
+            if state.blocked_edge in ("out", "args") and state.messages:
+                # Nothing of a blocked answer (or call) is shown or stored.
+                state.messages = _without_blocked_response(state.messages)
 
 
-def _model_event_frame(event, send, state: DriveState) -> None:
+def _without_blocked_response(messages: list[ModelMessage]) -> list[ModelMessage]:
+    if messages and isinstance(messages[-1], ModelResponse):
+        return messages[:-1]
+    return messages
+
+
+def _send_checked(released, send, state: DriveState) -> None:
+    for kind, text in released:
+        if kind == "text":
+            state.partial_text.append(text)
+            send(TextDeltaFrame(type="text_delta", delta=text))
+        else:
+            send(ThinkingDeltaFrame(type="thinking_delta", delta=text))
+
+
+def _model_event_frame(
+    event, send, state: DriveState, output_filter: OutputStreamFilter | None = None
+) -> None:
+    if output_filter is not None:
+        # A guarded output arrives part by part, each checked before anyone sees it.
+        _send_checked(output_filter.feed(event), send, state)
+        return
     if isinstance(event, PartStartEvent):
         if isinstance(event.part, TextPart) and event.part.content:
             state.partial_text.append(event.part.content)
@@ -594,6 +669,8 @@ def outcome_of(exc: BaseException | None, prepared: PreparedRun | None) -> Outco
         return Outcome(RunStatus.FAILED, StopReason.NOT_RUNNABLE, exc.sentence)
     if isinstance(exc, BudgetExceeded):
         return Outcome(RunStatus.BUDGET_EXCEEDED, StopReason.BUDGET, exc.sentence, exc.as_dict())
+    if isinstance(exc, GuardrailBlocked):
+        return Outcome(RunStatus.GUARDRAIL_BLOCKED, StopReason.GUARDRAIL, exc.sentence)
     if isinstance(exc, UsageLimitExceeded):
         steps = prepared.max_steps if prepared is not None else "its"
         return Outcome(
@@ -794,4 +871,5 @@ def _book_end(
             **booking,
         )
     _write_back_plan(run, prepared, finished.status)
+    _write_back_reminder_counters(run, prepared)
     return finished, parked_frames

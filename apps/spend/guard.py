@@ -373,6 +373,21 @@ class RunMeter:
         self.records.append(record)
         return record
 
+    async def book_ambient(self, *, kind: str, input_tokens: int, output_tokens: int):
+        """Book, from the run's event loop, spend of the run's model the guard did not see (a
+        summary an agent the harness built wrote). Recorded, never refused: the next request asks
+        the counters again, so a cap this crossed refuses that request (docs/budgets.md)."""
+        charge = await self.charge(
+            kind=kind,
+            provider=self.provider,
+            model_name=self.model_name,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+        )
+        # A reservation made ahead was admitted before this spend: ask again before the next one.
+        self.refused_ahead = True
+        return charge
+
 
 @dataclass
 class BudgetGuard(AbstractCapability[Any]):

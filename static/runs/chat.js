@@ -31,6 +31,7 @@
   var statusLine = document.getElementById("chat-status");
   var costLine = document.getElementById("chat-cost");
   var gaugeLine = document.getElementById("chat-gauge");
+  var compactionLine = document.getElementById("chat-compaction");
   var cancelButton = document.getElementById("chat-cancel");
   var sendButton = document.getElementById("chat-send");
   var textarea = document.getElementById("chat-message");
@@ -76,6 +77,24 @@
   }
 
   function money(value) { return "$" + Number(value).toFixed(6); }
+
+  // What the compaction capability is doing: a summary being written (a whole model request
+  // during which nothing else streams), or a setting that cannot work, said once per run.
+  function compactionText(frame) {
+    if (frame.phase === "started") {
+      return "Summarizing " + frame.messages + " earlier messages (about " + frame.context_tokens +
+        " tokens) to stay within the model's " + frame.window_tokens + "-token window…";
+    }
+    if (frame.phase === "finished") {
+      return frame.summary_output_tokens
+        ? "Summarized the earlier conversation; it continues from the summary."
+        : "Trimmed the earlier conversation to fit the window.";
+    }
+    return "Compaction is skipped: the instructions and tool schemas alone are about " +
+      frame.overhead_tokens + " tokens, above its trigger of " + frame.trigger_tokens +
+      " tokens (a " + frame.window_tokens + "-token window). A larger context_window or a higher " +
+      "max_fraction would let it work.";
+  }
 
   function gaugeText(frame) {
     var text = frame.input_tokens + " tokens in context";
@@ -383,6 +402,7 @@
     }
     statusLine.textContent = "Running…";
     costLine.textContent = "";
+    if (compactionLine) { compactionLine.hidden = true; compactionLine.textContent = ""; }
     cancelButton.hidden = false;
     cancelButton.dataset.runId = runId;
     sendButton.disabled = true;
@@ -458,6 +478,12 @@
             break;
           case "context_usage":
             gaugeLine.textContent = gaugeText(frame);
+            break;
+          case "compaction":
+            if (compactionLine) {
+              compactionLine.textContent = compactionText(frame);
+              compactionLine.hidden = false;
+            }
             break;
           case "run_finished":
             if (terminal.indexOf(frame.status) === -1) { parked = true; }

@@ -216,7 +216,8 @@ def test_payload_is_json_and_carries_every_field_the_api_serves(cap):
 
 
 # Built by issue 8 (apps/capabilities/tools/), ask_user by the approvals app, web_research and
-# web_fetch by issue 16, knowledge by issue 17; later issues add the others one by one.
+# web_fetch by issue 16, knowledge by issue 17, memory by 18, guardrails, tool_output_limits,
+# compaction and system_reminders by issue 20; later issues add the others one by one.
 BUILT = {
     "knowledge",
     "clock",
@@ -231,6 +232,10 @@ BUILT = {
     "memory_files",
     "memory_mem0",
     "conversation_search",
+    "guardrails",
+    "tool_output_limits",
+    "compaction",
+    "system_reminders",
 }
 
 

@@ -216,6 +216,7 @@ def _assert_typed(frames) -> None:
         "question": events.QuestionFrame,
         "cost": events.CostFrame,
         "context_usage": events.ContextUsageFrame,
+        "compaction": events.CompactionFrame,
         "run_finished": events.RunFinishedFrame,
     }
     for frame in frames:

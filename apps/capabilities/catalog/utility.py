@@ -278,7 +278,10 @@ register(
         "a coding session with large directory listings",
     ),
     needs="Nothing; a summary is a model request charged to the run.",
-    never="Changes what is stored between turns — it reaches one run, not the conversation.",
+    never=(
+        "Buys a summary that cannot help: when the instructions and tool schemas alone pass the "
+        "trigger it skips and says why in the chat."
+    ),
     tools=(),
     voice=VoiceMode.NEVER,
     voice_note="no effect: acts on a text run's model requests, which a call does not send",

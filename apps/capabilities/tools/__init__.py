@@ -22,13 +22,17 @@ def builders() -> dict:
     from .calculations import build_code_execution_toolset
     from .charts import build_charts_toolset
     from .clock import build_clock_toolset
+    from .compaction import build_compaction_toolset
     from .context import build_context_toolset
     from .conversation_search import build_conversation_search_toolset
+    from .guardrails import build_guardrails_toolset
     from .knowledge import build_knowledge_toolset
     from .mem0 import build_memory_mem0_toolset
     from .memory_files import build_memory_files_toolset
     from .planning import build_planning_toolset
+    from .system_reminders import build_system_reminders_toolset
     from .thinking import build_thinking_toolset
+    from .tool_output_limits import build_tool_output_limits_toolset
     from .web_fetch import build_web_fetch_toolset
     from .web_search import build_web_search_toolset
 
@@ -45,6 +49,10 @@ def builders() -> dict:
         "knowledge": build_knowledge_toolset,
         "web_research": build_web_search_toolset,
         "web_fetch": build_web_fetch_toolset,
+        "guardrails": build_guardrails_toolset,
+        "compaction": build_compaction_toolset,
+        "system_reminders": build_system_reminders_toolset,
+        "tool_output_limits": build_tool_output_limits_toolset,
     }
 
 

@@ -20,10 +20,14 @@ from typing import Any
 
 from ..run_context import RunResources
 from .clock import clock_instructions
+from .compaction import compaction_capabilities
 from .context import context_instructions
+from .guardrails import guardrails_capabilities
 from .memory_files import memory_instructions
 from .planning import planning_capabilities, planning_instructions
+from .system_reminders import system_reminders_capabilities
 from .thinking import thinking_model_settings
+from .tool_output_limits import tool_output_limits_capabilities
 from .web_fetch import web_fetch_capabilities, web_fetch_native_refusal
 from .web_search import web_search_capabilities, web_search_native_refusal
 
@@ -40,6 +44,14 @@ _MODEL_SETTINGS: dict[str, Callable[[Any, str], dict[str, Any]]] = {
 }
 _CAPABILITIES: dict[str, Callable[[Any, RunResources], list[Any]]] = {
     "planning": planning_capabilities,
+    # The four guardrail edges: prompt, answer, tool result, tool arguments.
+    "guardrails": guardrails_capabilities,
+    # Long conversations: the history trimmed before each request (a harness strategy).
+    "compaction": compaction_capabilities,
+    # Instruction reminders at the tail of a request, on the conversation's cadence.
+    "system_reminders": system_reminders_capabilities,
+    # An oversized tool return reduced once, when produced (spill, truncate or summarize).
+    "tool_output_limits": tool_output_limits_capabilities,
     # The provider-run methods: pydantic-ai's WebFetch / WebSearch capabilities.
     "web_fetch": web_fetch_capabilities,
     "web_research": web_search_capabilities,
