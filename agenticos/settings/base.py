@@ -110,6 +110,7 @@ INSTALLED_APPS = [
     "apps.audit",
     "apps.capabilities",
     "apps.vault",
+    "apps.mcp",
     "apps.agents",
     "apps.spend",
     "apps.runs",
@@ -356,6 +357,12 @@ RUN_LEASE_SECONDS = env_int("RUN_LEASE_SECONDS", 45, minimum=3)
 QUESTION_EXPIRY_HOURS = env_int("QUESTION_EXPIRY_HOURS", 24, minimum=1)
 MEM0_ALLOWED_HOSTS = env_list("MEM0_ALLOWED_HOSTS")
 BROWSER_CDP_ALLOWED_HOSTS = env_list("BROWSER_CDP_ALLOWED_HOSTS")
+# MCP connections (apps/mcp, docs/mcp.md): hosts whose private or loopback addresses a connection
+# may dial (an internal MCP server); a cloud metadata address stays refused. Empty by default.
+MCP_ALLOWED_HOSTS = env_list("MCP_ALLOWED_HOSTS")
+# Connecting and the initialize handshake; then one tool call's limit (a failed result after it).
+MCP_CONNECT_TIMEOUT_SECONDS = env_int("MCP_CONNECT_TIMEOUT_SECONDS", 10, minimum=1)
+MCP_TOOL_TIMEOUT_SECONDS = env_int("MCP_TOOL_TIMEOUT_SECONDS", 120, minimum=1)
 BROWSER_SIGN_IN_CDP_URL = env_str("BROWSER_SIGN_IN_CDP_URL", "")
 SANDBOX_STATE_MAX_BYTES = env_int("SANDBOX_STATE_MAX_BYTES", 50 * 1024 * 1024, minimum=0)
 ARTIFACT_MAX_BYTES = env_int("ARTIFACT_MAX_BYTES", 10 * 1024 * 1024, minimum=0)
