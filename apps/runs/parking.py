@@ -69,8 +69,7 @@ def _next_step_number(run_id: int) -> int:
 
 
 def _plan_of(prepared) -> list | None:
-    extras = getattr(prepared, "extras", None) or {}
-    plan = extras.get("plan")
+    plan = prepared.resources.plan if prepared is not None else None
     if plan is None:
         return None
     from apps.capabilities.tools.planning import plan_json
