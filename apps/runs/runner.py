@@ -61,6 +61,8 @@ from apps.capabilities.tools.chart_svg import render_chart_svg
 from apps.capabilities.tools.charts import chart_artifact
 from apps.capabilities.tools.failures import LastAttemptArguments
 from apps.capabilities.tools.sources import sources_of
+from apps.mcp.assembly import ConnectionGone, accesses_for_run
+from apps.mcp.client import McpUnreachable, connection_toolset
 from apps.memory.selectors import context_files_for_run
 from apps.spend.guard import BudgetGuard, RequestRecord, RunMeter
 from apps.spend.services import BudgetExceeded
@@ -214,6 +216,18 @@ def _binding_secret(organization, binding) -> str | None:
     return secret_reveal(secret)
 
 
+def _mcp_toolsets(organization, spec: AgentSpec, bindings) -> list:
+    """The bound MCP connections' toolsets (apps.mcp), deferred behind tool search when the agent
+    binds it. Nothing is dialled here: the server is reached when the run enters its toolsets,
+    before the first model request, and an unreachable one ends the run naming it."""
+    defer = any(binding.id == "tool_search" for binding in bindings)
+    try:
+        accesses = accesses_for_run(organization.pk, spec.enabled_mcp_connections())
+    except ConnectionGone as exc:
+        raise RunNotRunnable(exc.sentence) from exc
+    return [connection_toolset(access, defer=defer) for access in accesses]
+
+
 def assemble(run: Run, *, resume: bool = False) -> Assembly:
     """The single funnel's first half: a new or resumed run assembled from its published version
     — model, instructions, toolsets, the approval gate, the step limit — reading only.
@@ -263,6 +277,7 @@ def assemble(run: Run, *, resume: bool = False) -> Assembly:
         toolset = builder(binding, context)
         if toolset is not None:
             toolsets.append(toolset)
+    toolsets.extend(_mcp_toolsets(organization, spec, bindings))
     if handle.provider == "offline":
         toolsets.append(offline_toolset())
 
@@ -541,6 +556,10 @@ def outcome_of(exc: BaseException | None, prepared: PreparedRun | None) -> Outco
     if exc is None:
         return Outcome(RunStatus.COMPLETED, StopReason.ANSWERED)
     if isinstance(exc, RunNotRunnable):
+        return Outcome(RunStatus.FAILED, StopReason.NOT_RUNNABLE, exc.sentence)
+    if isinstance(exc, McpUnreachable):
+        # A bound server that cannot be reached stops the run naming it; its tools are never
+        # silently missing from what the model is offered.
         return Outcome(RunStatus.FAILED, StopReason.NOT_RUNNABLE, exc.sentence)
     if isinstance(exc, BudgetExceeded):
         return Outcome(RunStatus.BUDGET_EXCEEDED, StopReason.BUDGET, exc.sentence, exc.as_dict())

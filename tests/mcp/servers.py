@@ -15,6 +15,7 @@ import time
 
 import uvicorn
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from starlette.applications import Starlette
 
 SLOW_SECONDS = 3.0
@@ -39,7 +40,9 @@ def warehouse_server() -> MCPServer:
 
     @server.tool(description="Always fails.")
     def explode() -> str:
-        raise ValueError("the warehouse is on fire")
+        # A failure the server reports with its text (an unexpected crash reads only
+        # "Error executing tool explode" to the client).
+        raise ToolError("the warehouse is on fire")
 
     return server
 

@@ -25,6 +25,7 @@ def builders() -> dict:
     from .context import build_context_toolset
     from .planning import build_planning_toolset
     from .thinking import build_thinking_toolset
+    from .tool_search import build_tool_search_toolset
     from .web_fetch import build_web_fetch_toolset
     from .web_search import build_web_search_toolset
 
@@ -37,6 +38,8 @@ def builders() -> dict:
         "context": build_context_toolset,
         "web_research": build_web_search_toolset,
         "web_fetch": build_web_fetch_toolset,
+        # No tools: its ToolSearch capability is in contributions; the runner defers MCP tools.
+        "tool_search": build_tool_search_toolset,
     }
 
 

@@ -23,6 +23,7 @@ from .clock import clock_instructions
 from .context import context_instructions
 from .planning import planning_capabilities, planning_instructions
 from .thinking import thinking_model_settings
+from .tool_search import tool_search_capabilities, tool_search_native_refusal
 from .web_fetch import web_fetch_capabilities, web_fetch_native_refusal
 from .web_search import web_search_capabilities, web_search_native_refusal
 
@@ -41,6 +42,8 @@ _CAPABILITIES: dict[str, Callable[[Any, RunResources], list[Any]]] = {
     # The provider-run methods: pydantic-ai's WebFetch / WebSearch capabilities.
     "web_fetch": web_fetch_capabilities,
     "web_research": web_search_capabilities,
+    # pydantic-ai's ToolSearch, over the MCP tools the runner deferred because it is bound.
+    "tool_search": tool_search_capabilities,
 }
 
 # A provider-run method on a model that has no such tool: refused when the run assembles, with a
@@ -48,6 +51,7 @@ _CAPABILITIES: dict[str, Callable[[Any, RunResources], list[Any]]] = {
 _NATIVE_REFUSALS: dict[str, Callable[[Any, Any], str | None]] = {
     "web_fetch": web_fetch_native_refusal,
     "web_research": web_search_native_refusal,
+    "tool_search": tool_search_native_refusal,
 }
 
 
