@@ -50,13 +50,17 @@ def warehouse_server() -> MCPServer:
 def catalog_server(count: int = 100) -> MCPServer:
     """``count`` tools with dull names and one that does what the test will search for."""
     server = MCPServer("catalog")
+    def dull_tool(n: int):
+        def dull(value: str = "") -> str:
+            return f"tool {n} saw {value}"
+
+        return dull
+
     for n in range(count - 1):
-
-        def dull(value: str = "", _n: int = n) -> str:
-            return f"tool {_n} saw {value}"
-
         server.add_tool(
-            dull, name=f"widget_op_{n:03d}", description=f"Performs widget operation number {n}."
+            dull_tool(n),
+            name=f"widget_op_{n:03d}",
+            description=f"Performs widget operation number {n}.",
         )
 
     def refund_invoice(invoice_id: str) -> str:
