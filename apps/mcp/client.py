@@ -165,7 +165,10 @@ class ConnectionGuard(WrapperToolset[Any]):
             raise
         except Exception as exc:
             logger.warning(
-                "MCP connection %s: call of %s failed", self.access.connection_id, name, exc_info=True
+                "MCP connection %s: call of %s failed",
+                self.access.connection_id,
+                name,
+                exc_info=True,
             )
             raise ToolFailed(
                 f"{visible} (MCP connection “{self.access.name}”) failed: {failure_reason(exc)}"

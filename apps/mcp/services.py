@@ -216,7 +216,9 @@ def connection_update(
         if "name" in changes and _name_taken(
             row.organization, row.owner, changes["name"], exclude_pk=row.pk
         ):
-            raise ValidationError({"name": f"there is already a connection named {changes['name']!r}"})
+            raise ValidationError(
+                {"name": f"there is already a connection named {changes['name']!r}"}
+            )
         token_change = None
         if token is not UNSET and token is not None:
             row.token_secret = connection_token_put(

@@ -27,7 +27,9 @@ def visible_names(binding, connection) -> dict[str, str]:
     return names
 
 
-def mcp_binding_errors(spec, *, organization, actor, taken: dict[str, str]) -> list[tuple[str, str]]:
+def mcp_binding_errors(
+    spec, *, organization, actor, taken: dict[str, str]
+) -> list[tuple[str, str]]:
     """``taken``: names the registry's tools already use (name → who), for the collision check."""
     errors: list[tuple[str, str]] = []
     bindings = list(spec.mcp_connections)

@@ -17,7 +17,9 @@ class SecretPurpose(models.TextChoices):
 
 
 # What a person may pick when they store a key themselves.
-USER_PURPOSES = [(value, label) for value, label in SecretPurpose.choices if value != SecretPurpose.MCP]
+USER_PURPOSES = [
+    (value, label) for value, label in SecretPurpose.choices if value != SecretPurpose.MCP
+]
 
 
 class Secret(models.Model):

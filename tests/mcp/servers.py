@@ -50,6 +50,7 @@ def warehouse_server() -> MCPServer:
 def catalog_server(count: int = 100) -> MCPServer:
     """``count`` tools with dull names and one that does what the test will search for."""
     server = MCPServer("catalog")
+
     def dull_tool(n: int):
         def dull(value: str = "") -> str:
             return f"tool {n} saw {value}"
@@ -148,4 +149,3 @@ def serve(server: MCPServer, *, token: str | None = None):
     finally:
         uv.should_exit = True
         thread.join(timeout=10)
-

@@ -90,7 +90,9 @@ def test_rotating_and_clearing_the_token_leave_a_trail(
     client = client_for(owner, org)
     connection_id = _create(client, warehouse).json()["id"]
 
-    rotated = client.patch(f"{URL}{connection_id}/", {"token": "rotated-token-99999"}, format="json")
+    rotated = client.patch(
+        f"{URL}{connection_id}/", {"token": "rotated-token-99999"}, format="json"
+    )
     assert rotated.status_code == 200 and rotated.json()["token_hint"] == "9999"
     connection = McpConnection.objects.get(pk=connection_id)
     assert secret_reveal(connection.token_secret) == "rotated-token-99999"
@@ -283,7 +285,9 @@ def test_publishing_another_organizations_connection_is_refused(
 def test_publishing_another_members_personal_connection_is_refused(
     org, owner, member, client_for, warehouse, listed_connection
 ):
-    personal = listed_connection(member, org, warehouse.http_url, name="Ana's CRM", scope="personal")
+    personal = listed_connection(
+        member, org, warehouse.http_url, name="Ana's CRM", scope="personal"
+    )
     answer = _publish(client_for(owner, org), personal.pk)
     assert answer.status_code == 422
     assert "personal connection of another member" in answer.json()["errors"][0]["message"]

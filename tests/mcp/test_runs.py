@@ -93,7 +93,9 @@ def test_a_binding_renames_a_tool_and_the_old_name_is_gone(
             }
         ],
     )
-    names = offered_names(prepare(run_create(actor=owner, organization=org, agent=agent, input="x")))
+    names = offered_names(
+        prepare(run_create(actor=owner, organization=org, agent=agent, input="x"))
+    )
     assert "inventory" in names and "wh_stock_count" not in names
 
     run = run_now(owner, org, agent, '/call inventory {"sku": "B-1"}')
@@ -110,7 +112,9 @@ def test_only_the_tools_fixed_on_the_connection_are_offered(
         tools=[t for t in connection.tools if t["name"] == "add"]
     )
     agent = published_agent(org, created_by=owner, mcp_connections=[connection.pk])
-    names = offered_names(prepare(run_create(actor=owner, organization=org, agent=agent, input="x")))
+    names = offered_names(
+        prepare(run_create(actor=owner, organization=org, agent=agent, input="x"))
+    )
     assert {n for n in names if n.startswith("wh_")} == {"wh_add"}
 
 

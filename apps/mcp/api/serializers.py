@@ -47,7 +47,9 @@ class McpConnectionSerializer(serializers.ModelSerializer):
 class McpConnectionCreateSerializer(StrictJSONMixin, serializers.Serializer):
     name = serializers.CharField(max_length=100)
     url = serializers.CharField(max_length=500)
-    transport = serializers.ChoiceField(choices=Transport.choices, default=Transport.STREAMABLE_HTTP)
+    transport = serializers.ChoiceField(
+        choices=Transport.choices, default=Transport.STREAMABLE_HTTP
+    )
     scope = serializers.ChoiceField(choices=Scope.choices, default=Scope.ORGANIZATION)
     prefix = serializers.CharField(max_length=40, required=False)
     token = serializers.CharField(
