@@ -38,7 +38,11 @@ def allowed_hosts() -> frozenset[str]:
 
 
 def _host_of(url: str) -> str:
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  (a port outside 0–65535 raises here)
+    except ValueError:
+        raise AddressRefused("The URL is not a valid http:// or https:// address.") from None
     if parts.scheme not in ("http", "https"):
         raise AddressRefused("The URL must start with http:// or https://.")
     host = (parts.hostname or "").rstrip(".")
@@ -60,7 +64,7 @@ def resolve(host: str) -> list[str]:
         return [literal]
     try:
         infos = socket.getaddrinfo(host, None, socket.AF_UNSPEC, socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as exc:
+    except (OSError, UnicodeError, ValueError) as exc:
         raise AddressRefused(f"The host {host} does not resolve ({exc}).") from None
     seen: list[str] = []
     for info in infos:

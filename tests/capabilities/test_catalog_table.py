@@ -227,6 +227,8 @@ BUILT = {
     "ask_user",
     "web_research",
     "web_fetch",
+    # issue 21: no tools of its own; it defers the MCP toolsets (apps/capabilities/tools/tool_search.py)
+    "tool_search",
 }
 
 

@@ -127,6 +127,8 @@ def test_deleting_a_connection_is_audited_and_takes_its_token(
         ("http://169.254.169.254/latest/mcp", "cloud metadata"),
         ("http://[::1]:8123/mcp", "loopback"),
         ("ftp://example.com/mcp", "http:// or https://"),
+        ("http://[::1/mcp", "not a valid"),
+        ("http://example.com:99999/mcp", "not a valid"),
     ],
 )
 def test_the_address_checks_refuse_internal_urls_naming_the_field(
