@@ -194,3 +194,32 @@ def test_ask_about_everything_gates_an_mcp_tool_and_the_row_names_the_connection
     assert row.tool_name == "wh_add"
     assert row.tool_id == "add" and row.capability_id == f"mcp:{connection.pk}"
     assert row.arguments == {"a": 1, "b": 1}
+
+
+def test_an_approved_mcp_call_runs_on_the_server_when_the_run_resumes(
+    org, owner, warehouse, listed_connection, client_for
+):
+    from apps.runs.resume import run_resume
+
+    connection = listed_connection(owner, org, warehouse.http_url, prefix="wh")
+    agent = published_agent(org, created_by=owner, mcp_connections=[connection.pk])
+    run = run_now(
+        owner,
+        org,
+        agent,
+        '/call wh_add {"a": 20, "b": 22}',
+        surface="chat",
+        approval_mode="ask_all",
+    )
+    approval = ToolApproval.objects.get(run=run)
+    decided = client_for(owner, org).post(
+        f"/api/v1/approvals/{approval.pk}/decide/", {"decision": "approve"}, format="json"
+    )
+    assert decided.status_code == 200
+
+    run_resume(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == "completed", run.error
+    assert "42" in run.output
+    approval.refresh_from_db()
+    assert approval.status == "approved" and "42" in approval.result
