@@ -114,12 +114,19 @@ class GuardedTransport(httpx2.AsyncBaseTransport):
         addresses = await anyio.to_thread.run_sync(resolve, host)
         judge(host, addresses)
         if _literal(host) is None:
-            # Pinned: the request goes to the address just judged, under its own Host header
-            # (already set from the URL) and, for TLS, its own name for SNI and the certificate.
-            pinned = addresses[0]
-            request.url = request.url.copy_with(host=pinned)
+            # Pinned: the request goes to the address just judged, under its own Host header and,
+            # for TLS, its own name for SNI and the certificate. A copy is sent, so the client's
+            # request (which a redirect is resolved against) keeps the host's name.
+            extensions = dict(request.extensions)
             if request.url.scheme == "https":
-                request.extensions = {**request.extensions, "sni_hostname": host}
+                extensions["sni_hostname"] = host
+            request = httpx2.Request(
+                request.method,
+                request.url.copy_with(host=addresses[0]),
+                headers=request.headers,
+                stream=request.stream,
+                extensions=extensions,
+            )
         return await self._inner.handle_async_request(request)
 
     async def aclose(self) -> None:

@@ -333,3 +333,39 @@ def test_every_agent_bound_to_a_connection_gets_the_same_tools(
     second = published_agent(org, name="Other", created_by=owner, mcp_connections=[listed.pk])
     for agent in (first, second):
         assert validate_spec(agent.current_version.spec, organization=org, actor=owner) == []
+
+
+def test_every_request_is_checked_again_when_it_is_made(
+    org, owner, warehouse, settings, client_for
+):
+    """The host is resolved, judged and pinned on each request, not only when the URL was saved:
+    once the operator takes the host off the list, the same connection is refused."""
+    settings.MCP_ALLOWED_HOSTS = ["localhost"]
+    client = client_for(owner, org)
+    url = warehouse.http_url.replace("127.0.0.1", "localhost")
+    connection_id = _create(client, warehouse, url=url).json()["id"]
+    listed = client.post(f"{URL}{connection_id}/tools/")
+    assert listed.status_code == 200 and listed.json()["tool_count"] == 4
+
+    settings.MCP_ALLOWED_HOSTS = []
+    refused = client.post(f"{URL}{connection_id}/test/").json()
+    assert refused["ok"] is False
+    assert "localhost leads to a private, loopback or link-local address" in refused["error"]
+
+
+def test_the_mcp_app_imports_nothing_above_it():
+    """apps.mcp sits beside the vault (STYLE.md): agents and runs read it, never the reverse."""
+    import ast
+    from pathlib import Path
+
+    import apps.mcp
+
+    root = Path(apps.mcp.__file__).parent
+    above = ("apps.agents", "apps.runs", "apps.approvals", "apps.console", "apps.memory")
+    upward = {
+        f"{path.relative_to(root)}: {node.module}"
+        for path in root.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(above)
+    }
+    assert upward == set()
