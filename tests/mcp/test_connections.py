@@ -369,3 +369,21 @@ def test_the_mcp_app_imports_nothing_above_it():
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(above)
     }
     assert upward == set()
+
+
+def test_the_tool_manifest_lists_the_bound_connections_tools(
+    org, owner, client_for, warehouse, listed_connection
+):
+    listed = listed_connection(owner, org, warehouse.http_url, prefix="wh")
+    agent = published_agent(
+        org,
+        created_by=owner,
+        capabilities=[{"id": "planning"}],
+        mcp_connections=[{"id": listed.pk, "tool_overrides": {"add": {"name": "plus"}}}],
+    )
+    manifest = client_for(owner, org).get(f"/api/v1/agents/{agent.pk}/tools/").json()
+    mcp = {t["name"]: t for t in manifest["tools"] if t["capability"] == f"mcp:{listed.pk}"}
+    assert set(mcp) == {"plus", "wh_explode", "wh_slow_report", "wh_stock_count"}
+    assert mcp["plus"]["tool_id"] == "add" and mcp["plus"]["renamed"] is True
+    assert mcp["plus"]["approval"] == "not required"
+    assert "add_task" in {t["name"] for t in manifest["tools"]}
