@@ -106,6 +106,16 @@ def mcp_binding_errors(
                 )
         for tool, name in visible_names(binding, connection).items():
             owner = f"{connection.name}.{tool}"
+            if tool not in binding.tool_overrides and not MODEL_CALLABLE_TOOL_NAME_RE.match(name):
+                # A server may name a tool in a way no provider accepts (dots, 64+ characters).
+                errors.append(
+                    (
+                        f"{where}.tool_overrides.{tool}.name",
+                        f"{name!r} is a name no model could call: rename it for this agent "
+                        "(1–64 letters, digits, _ or -)",
+                    )
+                )
+                continue
             if name in names and names[name] != owner:
                 field = (
                     f"{where}.tool_overrides.{tool}.name"

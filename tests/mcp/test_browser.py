@@ -10,6 +10,13 @@ from playwright.sync_api import expect
 from apps.agents.models import Agent
 from apps.mcp.models import McpConnection
 from apps.runs.models import Run
+from tests.console.test_design_browser import (
+    DESKTOP,
+    PHONE,
+    _sideways_overflow,
+    _violations,
+)
+from tests.console.test_design_browser import sign_in as sign_in_design
 from tests.runs.conftest import celery_worker, wait_for  # noqa: F401  (fixtures)
 from tests.runs.live import asgi_server  # noqa: F401  (fixture)
 from tests.runs.test_live_browser import sign_in
@@ -63,3 +70,32 @@ def test_add_a_connection_bind_it_and_call_its_tool_from_chat(
     expect(page.locator("#transcript .turn.assistant .text").last).to_contain_text(
         "A-7: 42 units in stock"
     )
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_the_connections_page_and_the_builders_mcp_section_pass_axe_and_fit_a_phone(
+    page, live_server, org, owner, catalog, warehouse, listed_connection, viewport
+):
+    listed_connection(owner, org, warehouse.http_url)
+    many = listed_connection(owner, org, catalog.http_url, name="Catalog", token=None)
+    agent = Agent.objects.create(
+        organization=org,
+        name="Stocker",
+        draft_spec={"instructions": "Help.", "mcp_connections": [many.pk]},
+        created_by=owner,
+    )
+    page.set_viewport_size(viewport)
+    sign_in_design(page, live_server.url, owner)
+    problems = {}
+    for name, path in {
+        "Connections": "/settings/connections/",
+        "Builder with 100 MCP tools": f"/agents/{agent.pk}/",
+    }.items():
+        assert page.goto(live_server.url + path).status == 200
+        found = _violations(page)
+        if viewport == PHONE and (overflow := _sideways_overflow(page)) > 0:
+            found.append(f"scrolls sideways by {overflow}px at 390px")
+        if found:
+            problems[name] = found
+    expect(page.locator("#mcp-tool-warning")).to_contain_text("100 tools")
+    assert not problems, "\n".join(f"{name}: {found}" for name, found in problems.items())

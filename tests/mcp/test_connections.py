@@ -387,3 +387,23 @@ def test_the_tool_manifest_lists_the_bound_connections_tools(
     assert mcp["plus"]["tool_id"] == "add" and mcp["plus"]["renamed"] is True
     assert mcp["plus"]["approval"] == "not required"
     assert "add_task" in {t["name"] for t in manifest["tools"]}
+
+
+def test_a_server_tool_name_no_model_accepts_must_be_renamed(
+    org, owner, warehouse, listed_connection
+):
+    from apps.agents.validation import validate_spec
+
+    listed = listed_connection(owner, org, warehouse.http_url, prefix="wh")
+    McpConnection.objects.filter(pk=listed.pk).update(
+        tools=[{"name": "orders.list", "description": "", "input_schema": {"type": "object"}}]
+    )
+    spec = {"mcp_connections": [listed.pk]}
+    errors = validate_spec(spec, organization=org, actor=owner)
+    assert [e.field for e in errors] == ["mcp_connections[0].tool_overrides.orders.list.name"]
+    renamed = {
+        "mcp_connections": [
+            {"id": listed.pk, "tool_overrides": {"orders.list": {"name": "wh_orders"}}}
+        ]
+    }
+    assert validate_spec(renamed, organization=org, actor=owner) == []
