@@ -220,9 +220,12 @@ def _mcp_toolsets(organization, spec: AgentSpec, bindings) -> list:
     """The bound MCP connections' toolsets (apps.mcp), deferred behind tool search when the agent
     binds it. Nothing is dialled here: the server is reached when the run enters its toolsets,
     before the first model request, and an unreachable one ends the run naming it."""
+    bound = spec.enabled_mcp_connections()
+    if not bound:
+        return []
     defer = any(binding.id == "tool_search" for binding in bindings)
     try:
-        accesses = accesses_for_run(organization.pk, spec.enabled_mcp_connections())
+        accesses = accesses_for_run(organization.pk, bound)
     except ConnectionGone as exc:
         raise RunNotRunnable(exc.sentence) from exc
     return [connection_toolset(access, defer=defer) for access in accesses]

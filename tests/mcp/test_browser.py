@@ -72,18 +72,24 @@ def test_add_a_connection_bind_it_and_call_its_tool_from_chat(
     )
 
 
-@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
-def test_the_connections_page_and_the_builders_mcp_section_pass_axe_and_fit_a_phone(
-    page, live_server, org, owner, catalog, warehouse, listed_connection, viewport
-):
+@pytest.fixture
+def builder_with_many_tools(org, owner, catalog, warehouse, listed_connection):
+    """Set up before the browser starts (its event loop would refuse the synchronous listing)."""
     listed_connection(owner, org, warehouse.http_url)
     many = listed_connection(owner, org, catalog.http_url, name="Catalog", token=None)
-    agent = Agent.objects.create(
+    return Agent.objects.create(
         organization=org,
         name="Stocker",
         draft_spec={"instructions": "Help.", "mcp_connections": [many.pk]},
         created_by=owner,
     )
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_the_connections_page_and_the_builders_mcp_section_pass_axe_and_fit_a_phone(
+    builder_with_many_tools, page, live_server, owner, viewport
+):
+    agent = builder_with_many_tools
     page.set_viewport_size(viewport)
     sign_in_design(page, live_server.url, owner)
     problems = {}
