@@ -36,7 +36,7 @@ from apps.approvals import services as approvals
 from apps.approvals.gate import ASK_TOOL_NAME
 
 from .choices import PARKED_STATUSES, RunStatus, StepKind
-from .events import QuestionFrame, ToolApprovalRequiredFrame
+from .events import Frame, QuestionFrame, ToolApprovalRequiredFrame
 from .models import Run, RunStep
 
 STEP_AWAITING_APPROVAL = "awaiting_approval"
@@ -77,8 +77,8 @@ def _plan_of(prepared) -> list | None:
     return plan_json(plan.items)
 
 
-def _park(run: Run, prepared, deferred, messages) -> list[dict]:
-    frames: list[dict] = []
+def _park(run: Run, prepared, deferred, messages) -> list[Frame]:
+    frames: list[Frame] = []
     number = _next_step_number(run.pk)
     parked: list[dict] = []
     for call in deferred.approvals:
@@ -198,9 +198,9 @@ def _settle(run: Run, messages) -> None:
             approvals.approval_record_result(approval_id=step.detail["approval_id"], result=content)
 
 
-def after_run(*, run: Run, prepared, deferred, messages, resumed: bool) -> list[dict]:
+def after_run(*, run: Run, prepared, deferred, messages, resumed: bool) -> list[Frame]:
     """Called by the runner in the transaction that books the run's end. Returns frames to send."""
-    frames: list[dict] = []
+    frames: list[Frame] = []
     gate = getattr(prepared, "approval_gate", None) if prepared is not None else None
     if gate is not None and gate.waived:
         approvals.approvals_record_standing(run=run, waived=gate.waived)
