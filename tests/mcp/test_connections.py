@@ -323,18 +323,6 @@ def test_a_rename_colliding_with_a_registry_tool_is_refused(
     assert "two tools named 'add_task'" in errors[0].message
 
 
-def test_every_agent_bound_to_a_connection_gets_the_same_tools(
-    org, owner, warehouse, listed_connection
-):
-    from apps.agents.validation import validate_spec
-
-    listed = listed_connection(owner, org, warehouse.http_url, prefix="wh")
-    first = published_agent(org, created_by=owner, mcp_connections=[listed.pk])
-    second = published_agent(org, name="Other", created_by=owner, mcp_connections=[listed.pk])
-    for agent in (first, second):
-        assert validate_spec(agent.current_version.spec, organization=org, actor=owner) == []
-
-
 def test_every_request_is_checked_again_when_it_is_made(
     org, owner, warehouse, settings, client_for
 ):

@@ -223,3 +223,15 @@ def test_an_approved_mcp_call_runs_on_the_server_when_the_run_resumes(
     assert "42" in run.output
     approval.refresh_from_db()
     assert approval.status == "approved" and "42" in approval.result
+
+
+def test_every_agent_bound_to_a_connection_is_offered_the_same_tools(
+    org, owner, warehouse, listed_connection
+):
+    connection = listed_connection(owner, org, warehouse.http_url, prefix="wh")
+    offered = []
+    for name in ("First", "Second"):
+        agent = published_agent(org, name=name, created_by=owner, mcp_connections=[connection.pk])
+        prepared = prepare(run_create(actor=owner, organization=org, agent=agent, input="x"))
+        offered.append({n for n in offered_names(prepared) if n.startswith("wh_")})
+    assert offered[0] == offered[1] == {f"wh_{t}" for t in connection.tool_names}
