@@ -96,6 +96,11 @@ def _clean_url(url) -> str:
         raise ValidationError({"url": "a connection needs the server's URL"})
     if len(url) > URL_MAX:
         raise ValidationError({"url": f"at most {URL_MAX} characters"})
+    if "@" in url.split("//", 1)[-1].split("/", 1)[0]:
+        # Credentials in the URL would be stored, shown and audited in the clear.
+        raise ValidationError(
+            {"url": "no user name or password in the URL: type the token in the token field"}
+        )
     try:
         check_url(url)
     except AddressRefused as exc:

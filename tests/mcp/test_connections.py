@@ -128,6 +128,7 @@ def test_deleting_a_connection_is_audited_and_takes_its_token(
         ("http://[::1]:8123/mcp", "loopback"),
         ("ftp://example.com/mcp", "http:// or https://"),
         ("http://[::1/mcp", "not a valid"),
+        ("https://user:secret@example.com/mcp", "no user name or password"),
         ("http://example.com:99999/mcp", "not a valid"),
     ],
 )
