@@ -181,7 +181,7 @@ def test_mcp_tools_are_outside_the_gate_that_follows_the_spec(
 
 
 def test_ask_about_everything_gates_an_mcp_tool_and_the_row_names_the_connection(
-    org, owner, warehouse, listed_connection
+    org, owner, warehouse, listed_connection, client_for, client
 ):
     connection = listed_connection(owner, org, warehouse.http_url, prefix="wh")
     agent = published_agent(org, created_by=owner, mcp_connections=[connection.pk])
@@ -194,6 +194,12 @@ def test_ask_about_everything_gates_an_mcp_tool_and_the_row_names_the_connection
     assert row.tool_name == "wh_add"
     assert row.tool_id == "add" and row.capability_id == f"mcp:{connection.pk}"
     assert row.arguments == {"a": 1, "b": 1}
+    # The queue and the chat draw it like any parked call.
+    queue = client_for(owner, org).get("/api/v1/approvals/").json()["results"]
+    assert [r["tool_name"] for r in queue] == ["wh_add"]
+    client.force_login(owner)
+    chat = client.get(f"/chat/{run.conversation_id}/")
+    assert chat.status_code == 200 and "wh_add" in chat.content.decode()
 
 
 def test_an_approved_mcp_call_runs_on_the_server_when_the_run_resumes(
