@@ -3,7 +3,8 @@ publish and again when a frozen version assembles — so a connection deleted si
 tool was dropped from its list, refuses the run with the sentence that says what to change).
 
 - the connection exists in this organization (another organization's id reads as missing);
-- a personal connection is bound only by its owner: its token speaks as that member;
+- a personal connection is bound only by its owner, while they are a member: its token speaks
+  as that member;
 - its tools were listed at least once (an agent bound to an empty list would be offered nothing);
 - a rename or re-description names a tool on the connection's list, with a name a model can call,
   and no two tools the model sees share a name.
@@ -82,6 +83,16 @@ def mcp_binding_errors(
                     f"{where}.id",
                     f"“{connection.name}” is a personal connection of another member: its token "
                     "speaks as them, so only its owner may bind it",
+                )
+            )
+            continue
+        if connection.owner_id is not None and organization.role_of(actor) is None:
+            # The owner left: their token must not keep speaking for the organization's agents.
+            errors.append(
+                (
+                    f"{where}.id",
+                    f"“{connection.name}” is the personal connection of someone who is no longer "
+                    "a member; bind an organization connection instead",
                 )
             )
             continue

@@ -241,3 +241,18 @@ def test_every_agent_bound_to_a_connection_is_offered_the_same_tools(
         prepared = prepare(run_create(actor=owner, organization=org, agent=agent, input="x"))
         offered.append({n for n in offered_names(prepared) if n.startswith("wh_")})
     assert offered[0] == offered[1] == {f"wh_{t}" for t in connection.tool_names}
+
+
+def test_a_personal_connection_stops_working_when_its_owner_leaves(
+    org, owner, member, warehouse, listed_connection
+):
+    from apps.orgs.models import Membership
+
+    personal = listed_connection(member, org, warehouse.http_url, name="Mine", scope="personal")
+    agent = published_agent(org, created_by=member, mcp_connections=[personal.pk])
+    assert run_now(member, org, agent, '/call mine_add {"a": 1, "b": 2}').status == "completed"
+
+    Membership.objects.filter(organization=org, user=member).delete()
+    run = run_now(owner, org, agent, '/call mine_add {"a": 1, "b": 2}')
+    assert run.status == "failed" and run.stop_reason == "not_runnable"
+    assert "no longer a member" in run.error
