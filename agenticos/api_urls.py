@@ -13,6 +13,7 @@ urlpatterns = [
     ),
     path("", include("apps.orgs.api.urls")),
     path("", include("apps.vault.api.urls")),
+    path("", include("apps.mcp.api.urls")),
     path("", include("apps.audit.api.urls")),
     # agents/capabilities must come before the agents router's agents/<pk>/.
     path("", include("apps.capabilities.api.urls")),

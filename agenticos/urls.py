@@ -30,6 +30,7 @@ urlpatterns = [
     path("", include("apps.notifications.urls")),
     path("", include("apps.memory.urls")),
     path("", include("apps.vault.urls")),
+    path("", include("apps.mcp.urls")),
     path("", include("apps.spend.urls")),
     path("", include("apps.console.urls")),
 ]

@@ -110,6 +110,7 @@ INSTALLED_APPS = [
     "apps.audit",
     "apps.capabilities",
     "apps.vault",
+    "apps.mcp",
     "apps.agents",
     "apps.spend",
     "apps.runs",
@@ -376,6 +377,12 @@ TRIGGER_EVENT_TOLERANCE_SECONDS = env_int("TRIGGER_EVENT_TOLERANCE_SECONDS", 300
 TRIGGER_EVENT_MAX_BYTES = env_int("TRIGGER_EVENT_MAX_BYTES", 64 * 1024, minimum=1024)
 MEM0_ALLOWED_HOSTS = env_list("MEM0_ALLOWED_HOSTS")
 BROWSER_CDP_ALLOWED_HOSTS = env_list("BROWSER_CDP_ALLOWED_HOSTS")
+# MCP connections (apps/mcp, docs/mcp.md): hosts whose private or loopback addresses a connection
+# may dial (an internal MCP server); a cloud metadata address stays refused. Empty by default.
+MCP_ALLOWED_HOSTS = env_list("MCP_ALLOWED_HOSTS")
+# Connecting and the initialize handshake; then one tool call's limit (a failed result after it).
+MCP_CONNECT_TIMEOUT_SECONDS = env_int("MCP_CONNECT_TIMEOUT_SECONDS", 10, minimum=1)
+MCP_TOOL_TIMEOUT_SECONDS = env_int("MCP_TOOL_TIMEOUT_SECONDS", 120, minimum=1)
 BROWSER_SIGN_IN_CDP_URL = env_str("BROWSER_SIGN_IN_CDP_URL", "")
 SANDBOX_STATE_MAX_BYTES = env_int("SANDBOX_STATE_MAX_BYTES", 50 * 1024 * 1024, minimum=0)
 ARTIFACT_MAX_BYTES = env_int("ARTIFACT_MAX_BYTES", 10 * 1024 * 1024, minimum=0)

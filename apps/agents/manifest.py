@@ -99,8 +99,11 @@ def binding_tool_rows(binding: CapabilityBinding) -> tuple[list[ToolRow], list[W
     return rows, withheld
 
 
-def tool_manifest(spec: AgentSpec | dict) -> ToolManifest:
-    """Every tool a run of ``spec`` gets, and what is withheld or disabled. Assumes a valid spec."""
+def tool_manifest(spec: AgentSpec | dict, *, organization_id: int | None = None) -> ToolManifest:
+    """Every tool a run of ``spec`` gets, and what is withheld or disabled. Assumes a valid spec.
+
+    With ``organization_id``, the bound MCP connections' tools too (their lists live on the
+    connections, apps.mcp); without it, the registry's tools only."""
     if not isinstance(spec, AgentSpec):
         spec = AgentSpec.model_validate(spec)
     tools: list[ToolRow] = []
@@ -114,6 +117,10 @@ def tool_manifest(spec: AgentSpec | dict) -> ToolManifest:
         rows, held = binding_tool_rows(binding)
         tools.extend(rows)
         withheld.extend(held)
+    if organization_id is not None and spec.mcp_connections:
+        from apps.mcp.manifest import mcp_tool_rows
+
+        tools.extend(ToolRow(**row) for row in mcp_tool_rows(spec, organization_id))
     not_bound = [c.id for c in all_capabilities() if c.id not in bound]
     return ToolManifest(tools, withheld, disabled, not_bound)
 

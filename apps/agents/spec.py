@@ -39,6 +39,22 @@ class CapabilityBinding(_Strict):
     enabled: bool = True
 
 
+class McpConnectionBinding(_Strict):
+    """An MCP connection bound by id (apps.mcp). Its tools — the list fixed on the connection —
+    reach the model as ``<prefix>_<tool>``; ``tool_overrides`` renames or re-describes one, keyed
+    by the server's own tool name (its stable id). Approval is the connection's, not the spec's."""
+
+    id: int
+    tool_overrides: dict[str, ToolOverride] = Field(default_factory=dict)
+    enabled: bool = True
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_id(cls, data):
+        # "mcp_connections": [3] is shorthand for [{"id": 3}].
+        return {"id": data} if isinstance(data, int) and not isinstance(data, bool) else data
+
+
 class DelegatePin(_Strict):
     """A delegate agent, pinned to one of its published versions (None: its current one)."""
 
@@ -106,6 +122,7 @@ class AgentSpec(_Strict):
     # A model profile of the organization; None means the organization's default profile.
     model_profile_id: int | None = None
     capabilities: list[CapabilityBinding] = Field(default_factory=list)
+    mcp_connections: list[McpConnectionBinding] = Field(default_factory=list)
     context_ids: list[int] = Field(default_factory=list)
     knowledge_collections: list[int] = Field(default_factory=list)
     delegates: list[DelegatePin] = Field(default_factory=list)
@@ -118,3 +135,6 @@ class AgentSpec(_Strict):
 
     def enabled_bindings(self) -> list[CapabilityBinding]:
         return [b for b in self.capabilities if b.enabled]
+
+    def enabled_mcp_connections(self) -> list[McpConnectionBinding]:
+        return [b for b in self.mcp_connections if b.enabled]

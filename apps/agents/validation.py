@@ -249,6 +249,31 @@ def _check_visible_name_collisions(spec: AgentSpec, errors: list[PublishError]) 
                 seen[name] = (binding.id, spec_tool.id)
 
 
+def _registry_visible_names(spec: AgentSpec) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for binding in spec.capabilities:
+        cap = _capability(binding.id)
+        if cap is None:
+            continue
+        for spec_tool in cap.tools:
+            override = binding.tool_overrides.get(spec_tool.id)
+            names[override.name if override and override.name else spec_tool.id] = (
+                f"{binding.id}.{spec_tool.id}"
+            )
+    return names
+
+
+def _check_mcp_connections(spec: AgentSpec, organization, actor, errors) -> None:
+    """The bound MCP connections (apps.mcp.validation): in this organization, usable by the
+    publisher, listed, and no tool name the model sees twice."""
+    from apps.mcp.validation import mcp_binding_errors
+
+    for field, message in mcp_binding_errors(
+        spec, organization=organization, actor=actor, taken=_registry_visible_names(spec)
+    ):
+        errors.append(PublishError(None, field, message))
+
+
 # --- environmental rules -------------------------------------------------------------------
 
 
@@ -576,6 +601,7 @@ def validate_spec(spec, *, organization, actor, agent=None) -> list[PublishError
         elif cap.id == "subagents":
             _check_subagents(binding, parsed, spec, errors)
 
+    _check_mcp_connections(spec, organization, actor, errors)
     if organization is not None:
         _check_delegates(spec, organization, actor, agent, errors)
         _check_model_profile(spec, organization, errors)

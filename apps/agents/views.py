@@ -18,6 +18,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from apps.mcp.builder import bind_tool_search, mcp_section, parse_mcp_post
 from apps.orgs import permissions as perms
 from apps.runs.choices import TERMINAL_STATUSES, RunStatus
 from apps.vault.selectors import secrets_for
@@ -103,6 +104,7 @@ def _render_builder(request, agent, *, spec: dict, errors: list[PublishError], s
         **builder_context(
             spec, errors, list(secrets_for(agent.organization).values("id", "name", "purpose"))
         ),
+        **mcp_section(request.user, agent.organization, spec),
     }
     return render(request, "agents/builder.html", context, status=status)
 
@@ -115,6 +117,10 @@ def builder(request, agent_id):
 
     agent = _agent(request, agent_id, "edit")
     spec = parse_builder_post(request.POST, agent.draft_spec)
+    spec["mcp_connections"] = parse_mcp_post(request.POST, spec, request.user, agent.organization)
+    if request.POST.get("action") == "bind_tool_search":
+        # The MCP section's button: the editor's decision, never taken on their behalf.
+        spec = bind_tool_search(spec)
     parsed, structural = parse_spec(spec)
     if structural:
         # Every error in one pass: what is malformed, and what the publish rules would say about
@@ -139,6 +145,13 @@ def builder(request, agent_id):
         messages.error(request, " ".join(error.messages))
         return _render_builder(request, agent, spec=spec, errors=[], status=422)
 
+    if request.POST.get("action") == "bind_tool_search":
+        messages.success(
+            request,
+            "Tool search bound: the MCP tools are now found on demand instead of sent with every "
+            "request. Draft saved; publish to apply it.",
+        )
+        return redirect("agents:builder", agent_id=agent.pk)
     if request.POST.get("action") != "publish":
         messages.success(request, "Draft saved.")
         return redirect("agents:builder", agent_id=agent.pk)

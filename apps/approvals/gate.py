@@ -27,11 +27,15 @@ from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import ApprovalRequired
 
 from apps.capabilities.tools._toolsets import CAPABILITY_METADATA, TOOL_ID_METADATA
+from apps.mcp.client import MCP_CONNECTION_ID_METADATA, MCP_TOOL_METADATA
 from apps.orgs.permissions import APPROVALS_DECIDE, has_org_permission
 
 from .choices import ApprovalMode
 
 ASK_TOOL_NAME = "ask_user_question"
+# Tool search's local tool only reveals other tools (pydantic-ai's ToolSearch): asking a person
+# before a search would gate discovery, not an action; what it finds is gated when it is called.
+SEARCH_TOOL_NAME = "search_tools"
 
 # Surfaces where a person can be asked to decide: the console's chat, the API caller, the
 # widget's visitor, a voice call. Everything else is unattended (seed 003: "ApprovalGate ya
@@ -138,7 +142,7 @@ class ApprovalGate(AbstractCapability[Any]):
             return False
 
     def gated(self, tool_def) -> bool:
-        if tool_def.name == ASK_TOOL_NAME:
+        if tool_def.name in (ASK_TOOL_NAME, SEARCH_TOOL_NAME):
             return False
         if self.mode == ApprovalMode.ASK_ALL:
             return True
@@ -150,6 +154,11 @@ class ApprovalGate(AbstractCapability[Any]):
         metadata = tool_def.metadata or {}
         tool_id = metadata.get(TOOL_ID_METADATA, "")
         capability_id = metadata.get(CAPABILITY_METADATA, "")
+        if MCP_CONNECTION_ID_METADATA in metadata:
+            # Only ask_all reaches here for an MCP tool: its row names the server's own tool name
+            # and the connection ("mcp:<id>"), never a registry tool id it could be mistaken for.
+            tool_id = str(metadata.get(MCP_TOOL_METADATA, ""))
+            capability_id = f"mcp:{metadata[MCP_CONNECTION_ID_METADATA]}"
         if self.mode == ApprovalMode.APPROVE_ALL:
             self.waived.append(
                 WaivedCall(

@@ -80,6 +80,8 @@ from apps.capabilities.tools.sources import sources_of
 from apps.capabilities.tools.system_reminders import ReminderCounters
 from apps.capabilities.tools.tool_output_limits import RunSpillStore
 from apps.knowledge.selectors import collection_search_for_run
+from apps.mcp.assembly import ConnectionGone, accesses_for_run
+from apps.mcp.client import McpUnreachable, connection_toolset
 from apps.memory.ownership import RunAudience
 from apps.memory.selectors import context_files_for_run, mem0_for_run, memory_for_run
 from apps.spend.guard import BudgetGuard, RequestRecord, RunMeter
@@ -291,6 +293,21 @@ def _binding_secret(organization, binding) -> str | None:
     return secret_reveal(secret)
 
 
+def _mcp_toolsets(organization, spec: AgentSpec, bindings) -> list:
+    """The bound MCP connections' toolsets (apps.mcp), deferred behind tool search when the agent
+    binds it. Nothing is dialled here: the server is reached when the run enters its toolsets,
+    before the first model request, and an unreachable one ends the run naming it."""
+    bound = spec.enabled_mcp_connections()
+    if not bound:
+        return []
+    defer = any(binding.id == "tool_search" for binding in bindings)
+    try:
+        accesses = accesses_for_run(organization.pk, bound)
+    except ConnectionGone as exc:
+        raise RunNotRunnable(exc.sentence) from exc
+    return [connection_toolset(access, defer=defer) for access in accesses]
+
+
 def assemble(run: Run, *, resume: bool = False) -> Assembly:
     """The single funnel's first half: a new or resumed run assembled from its published version
     — model, instructions, toolsets, the approval gate, the step limit — reading only.
@@ -341,6 +358,7 @@ def assemble(run: Run, *, resume: bool = False) -> Assembly:
         toolset = builder(binding, context)
         if toolset is not None:
             toolsets.append(toolset)
+    toolsets.extend(_mcp_toolsets(organization, spec, bindings))
     if handle.provider == "offline":
         toolsets.append(offline_toolset())
 
@@ -666,6 +684,10 @@ def outcome_of(exc: BaseException | None, prepared: PreparedRun | None) -> Outco
     if exc is None:
         return Outcome(RunStatus.COMPLETED, StopReason.ANSWERED)
     if isinstance(exc, RunNotRunnable):
+        return Outcome(RunStatus.FAILED, StopReason.NOT_RUNNABLE, exc.sentence)
+    if isinstance(exc, McpUnreachable):
+        # A bound server that cannot be reached stops the run naming it; its tools are never
+        # silently missing from what the model is offered.
         return Outcome(RunStatus.FAILED, StopReason.NOT_RUNNABLE, exc.sentence)
     if isinstance(exc, BudgetExceeded):
         return Outcome(RunStatus.BUDGET_EXCEEDED, StopReason.BUDGET, exc.sentence, exc.as_dict())

@@ -11,6 +11,15 @@ class SecretPurpose(models.TextChoices):
     CAPABILITY = "capability", "A capability's service key"
     CHANNEL = "channel", "A chat platform's token"
     OTHER = "other", "Other"
+    # An MCP connection's bearer token: written and rotated only through its connection
+    # (apps.mcp), so it is left out of the Keys page, the secrets API and a binding's key picker.
+    MCP = "mcp", "An MCP connection's bearer token"
+
+
+# What a person may pick when they store a key themselves.
+USER_PURPOSES = [
+    (value, label) for value, label in SecretPurpose.choices if value != SecretPurpose.MCP
+]
 
 
 class Secret(models.Model):

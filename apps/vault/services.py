@@ -31,8 +31,10 @@ def _hint(value: str) -> str:
 def secret_create(*, actor, organization, name: str, purpose: str, value: str) -> Secret:
     if actor is not None and not has_org_permission(actor, organization, SETTINGS_MANAGE):
         raise PermissionDenied(f"{SETTINGS_MANAGE} is required")
-    if purpose not in SecretPurpose.values:
-        raise ValidationError({"purpose": f"must be one of {', '.join(SecretPurpose.values)}"})
+    # An MCP token is sealed through its connection (connection_token_put), never on its own.
+    if purpose not in SecretPurpose.values or purpose == SecretPurpose.MCP:
+        purposes = ", ".join(p for p in SecretPurpose.values if p != SecretPurpose.MCP)
+        raise ValidationError({"purpose": f"must be one of {purposes}"})
     if not value:
         raise ValidationError({"value": "must not be empty"})
     # One name per organization (the constraint secret_name_unique_per_org): said as a 422
@@ -105,3 +107,67 @@ def secret_delete(*, actor, secret: Secret) -> None:
         raise ValidationError(
             {"secret": f"{secret.name} is used by a model profile; pick another key there first"}
         ) from None
+
+
+# --- MCP connection tokens ----------------------------------------------------------------------
+# Sealed per connection (purpose ``mcp``). The connection's service (apps.mcp.services) decides
+# who may write one — an organization connection's admin, a personal connection's owner — and
+# refuses a token typed while impersonating; these two only seal, rotate and audit the value.
+
+
+@transaction.atomic
+def connection_token_put(
+    *, actor, organization, secret: Secret | None, label: str, value: str
+) -> Secret:
+    """Seal ``value`` as a connection's token: a new secret, or ``secret`` rotated."""
+    if not value:
+        raise ValidationError({"token": "must not be empty"})
+    if secret is not None:
+        secret.ciphertext = _fernet().encrypt(value.encode())
+        secret.hint = _hint(value)
+        secret.rotated_at = timezone.now()
+        secret.save(update_fields=["ciphertext", "hint", "rotated_at"])
+        action = "secret.rotate"
+    else:
+        name = f"MCP token: {label}"[:80]
+        # Unique per organization (secret_name_unique_per_org): a suffix keeps two connections
+        # with one name (two members' personal ones) apart.
+        taken = set(
+            Secret.objects.filter(organization=organization, name__startswith=name).values_list(
+                "name", flat=True
+            )
+        )
+        unique, n = name, 2
+        while unique in taken:
+            unique, n = f"{name} ({n})", n + 1
+        secret = Secret.objects.create(
+            organization=organization,
+            name=unique,
+            purpose=SecretPurpose.MCP,
+            ciphertext=_fernet().encrypt(value.encode()),
+            hint=_hint(value),
+            created_by=actor,
+        )
+        action = "secret.create"
+    record_audit(
+        actor=actor,
+        organization=organization,
+        action=action,
+        subject=secret,
+        details={"name": secret.name, "purpose": SecretPurpose.MCP},
+    )
+    return secret
+
+
+@transaction.atomic
+def connection_token_delete(*, actor, secret: Secret) -> None:
+    """Remove a connection's token (clearing it keeps nothing, so it is allowed to anyone who may
+    edit the connection, impersonating or not)."""
+    record_audit(
+        actor=actor,
+        organization=secret.organization,
+        action="secret.delete",
+        subject=secret,
+        details={"name": secret.name, "purpose": secret.purpose},
+    )
+    secret.delete()

@@ -12,12 +12,12 @@ from apps.audit.impersonation import refuse_while_impersonating
 from apps.orgs.permissions import SETTINGS_MANAGE, has_org_permission
 
 from . import selectors, services
-from .models import SecretPurpose
+from .models import USER_PURPOSES
 
 
 class SecretForm(forms.Form):
     name = forms.CharField(max_length=100)
-    purpose = forms.ChoiceField(choices=SecretPurpose.choices)
+    purpose = forms.ChoiceField(choices=USER_PURPOSES)
     value = forms.CharField(
         widget=forms.PasswordInput(render_value=False),
         max_length=8192,

@@ -236,6 +236,8 @@ BUILT = {
     "tool_output_limits",
     "compaction",
     "system_reminders",
+    # issue 21: no tools of its own; it defers the MCP toolsets (apps/capabilities/tools/tool_search.py)
+    "tool_search",
 }
 
 

@@ -197,7 +197,7 @@ class AgentViewSet(viewsets.ViewSet):
             raise UnprocessableEntity(
                 {"draft": ["this agent has no published version; ask for ?draft=true"]}
             )
-        return Response(tool_manifest(spec).as_json())
+        return Response(tool_manifest(spec, organization_id=agent.organization_id).as_json())
 
     @action(detail=True, methods=["post", "delete"])
     def grants(self, request, pk=None):

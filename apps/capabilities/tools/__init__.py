@@ -33,6 +33,7 @@ def builders() -> dict:
     from .system_reminders import build_system_reminders_toolset
     from .thinking import build_thinking_toolset
     from .tool_output_limits import build_tool_output_limits_toolset
+    from .tool_search import build_tool_search_toolset
     from .web_fetch import build_web_fetch_toolset
     from .web_search import build_web_search_toolset
 
@@ -53,6 +54,8 @@ def builders() -> dict:
         "compaction": build_compaction_toolset,
         "system_reminders": build_system_reminders_toolset,
         "tool_output_limits": build_tool_output_limits_toolset,
+        # No tools: its ToolSearch capability is in contributions; the runner defers MCP tools.
+        "tool_search": build_tool_search_toolset,
     }
 
 

@@ -28,6 +28,7 @@ from .planning import planning_capabilities, planning_instructions
 from .system_reminders import system_reminders_capabilities
 from .thinking import thinking_model_settings
 from .tool_output_limits import tool_output_limits_capabilities
+from .tool_search import tool_search_capabilities, tool_search_native_refusal
 from .web_fetch import web_fetch_capabilities, web_fetch_native_refusal
 from .web_search import web_search_capabilities, web_search_native_refusal
 
@@ -55,6 +56,8 @@ _CAPABILITIES: dict[str, Callable[[Any, RunResources], list[Any]]] = {
     # The provider-run methods: pydantic-ai's WebFetch / WebSearch capabilities.
     "web_fetch": web_fetch_capabilities,
     "web_research": web_search_capabilities,
+    # pydantic-ai's ToolSearch, over the MCP tools the runner deferred because it is bound.
+    "tool_search": tool_search_capabilities,
 }
 
 # A provider-run method on a model that has no such tool: refused when the run assembles, with a
@@ -62,6 +65,7 @@ _CAPABILITIES: dict[str, Callable[[Any, RunResources], list[Any]]] = {
 _NATIVE_REFUSALS: dict[str, Callable[[Any, Any], str | None]] = {
     "web_fetch": web_fetch_native_refusal,
     "web_research": web_search_native_refusal,
+    "tool_search": tool_search_native_refusal,
 }
 
 

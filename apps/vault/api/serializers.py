@@ -1,7 +1,7 @@
 from rest_framework import serializers
 
 from agenticos.params import StrictJSONMixin
-from apps.vault.models import Secret, SecretPurpose
+from apps.vault.models import USER_PURPOSES, Secret
 
 
 class SecretSerializer(serializers.ModelSerializer):
@@ -15,7 +15,7 @@ class SecretSerializer(serializers.ModelSerializer):
 
 class SecretCreateSerializer(StrictJSONMixin, serializers.Serializer):
     name = serializers.CharField(max_length=100)
-    purpose = serializers.ChoiceField(choices=SecretPurpose.choices)
+    purpose = serializers.ChoiceField(choices=USER_PURPOSES)
     value = serializers.CharField(write_only=True, trim_whitespace=True, max_length=8192)
 
 

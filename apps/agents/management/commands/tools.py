@@ -39,7 +39,7 @@ class Command(BaseCommand):
             raise CommandError(
                 f"{row.name} has no published version; pass --draft to list its draft"
             )
-        manifest = tool_manifest(spec)
+        manifest = tool_manifest(spec, organization_id=row.organization_id)
         if json:
             payload = {
                 "agent": {"id": row.pk, "name": row.name, "source": source},
