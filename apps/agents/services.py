@@ -21,7 +21,7 @@ from .models import Agent, AgentStatus, AgentVersion, ModelProfile
 from .selectors import ACTIONS, can
 from .spec import AgentSpec
 from .template import new_agent_spec
-from .validation import PublishError, normalized_spec, parse_spec, validate_spec
+from .validation import PublishError, normalized_spec, parse_spec, pin_delegates, validate_spec
 
 
 class PublishRefused(ValidationError):
@@ -136,7 +136,9 @@ def agent_publish(*, actor, agent: Agent, note: str = "") -> AgentVersion:
     )
     if errors:
         raise PublishRefused(errors)
-    spec = normalized_spec(AgentSpec.model_validate(agent.draft_spec))
+    spec = pin_delegates(
+        normalized_spec(AgentSpec.model_validate(agent.draft_spec)), agent.organization
+    )
     last = (
         AgentVersion.objects.filter(agent=agent)
         .order_by("-number")

@@ -26,3 +26,6 @@ class ToolsetContext:
     # Decrypted key of the binding's secret, when it has one.
     secret_value: str | None = None
     extras: dict[str, Any] = field(default_factory=dict)
+    # The subagents capability's delegates, resolved before the run (apps.runs.delegation
+    # ``DelegationScope``): None when this agent delegates to nobody (or is at the depth limit).
+    delegation: Any = None

@@ -207,19 +207,19 @@ def published_helper(make_agent, builder):
 
 def test_delegates_while_delegation_is_disabled_are_refused(check, published_helper):
     for spec in (
-        spec_with(delegates=[{"agent_id": published_helper.pk}]),
+        spec_with(subagents=[{"agent_id": published_helper.pk}]),
         spec_with(
-            binding("subagents", enabled=False), delegates=[{"agent_id": published_helper.pk}]
+            binding("subagents", enabled=False), subagents=[{"agent_id": published_helper.pk}]
         ),
     ):
-        assert where(check(spec)) == {(None, "delegates")}
+        assert where(check(spec)) == {(None, "subagents")}
 
 
 def test_delegates_with_delegation_enabled_are_accepted(check, published_helper):
     assert (
         check(
             spec_with(
-                binding("subagents"), delegates=[{"agent_id": published_helper.pk, "version": 1}]
+                binding("subagents"), subagents=[{"agent_id": published_helper.pk, "version": 1}]
             )
         )
         == []
@@ -235,17 +235,17 @@ def test_a_delegate_of_another_organization_or_missing_version_is_refused(
     errors = check(
         spec_with(
             binding("subagents"),
-            delegates=[{"agent_id": theirs.pk}, {"agent_id": published_helper.pk, "version": 7}],
+            subagents=[{"agent_id": theirs.pk}, {"agent_id": published_helper.pk, "version": 7}],
         )
     )
-    assert where(errors) == {(None, "delegates[0].agent_id"), (None, "delegates[1].version")}
+    assert where(errors) == {(None, "subagents[0].agent_id"), (None, "subagents[1].version")}
 
 
 def test_a_delegate_the_publisher_may_not_run_is_refused(check, published_helper, viewer):
     errors = check(
-        spec_with(binding("subagents"), delegates=[{"agent_id": published_helper.pk}]), actor=viewer
+        spec_with(binding("subagents"), subagents=[{"agent_id": published_helper.pk}]), actor=viewer
     )
-    assert where(errors) == {(None, "delegates[0].agent_id")}
+    assert where(errors) == {(None, "subagents[0].agent_id")}
 
 
 # --- tool ids and names ----------------------------------------------------------------------
