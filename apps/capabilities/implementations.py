@@ -5,7 +5,7 @@ A capability is *available* exactly when its code registered a builder here (see
 and the template agent all read that one flag, and the runner looks builders up in the same table,
 so no surface can offer a capability a run would not get.
 
-A builder is ``builder(binding, context) -> toolset | None`` (``apps.runs.toolsets`` types the
+A builder is ``builder(binding, context) -> toolset | None`` (``apps.capabilities.run_context`` types the
 context); ``None`` means "this configuration offers no tool", which is how a capability that only
 shapes the instructions or comes from elsewhere (``ask_user``'s tool is the approval gate's)
 says it is built.

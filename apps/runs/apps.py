@@ -23,3 +23,9 @@ class RunsConfig(AppConfig):
         on_run_calls_decided(run_calls_decided)
         on_parked_calls_expired(run_close_expired_steps)
         on_run_expired(run_expire_parked)
+
+        # The subagents capability is built here (a delegation is a run inside a run), which is
+        # what makes it available (apps.capabilities.implementations).
+        from .delegation import register as register_subagents
+
+        register_subagents()

@@ -59,6 +59,7 @@ from pydantic_ai.tools import DeferredToolResults, ToolApproved, ToolDenied
 
 from apps.approvals.gate import ApprovalGate
 from apps.capabilities.implementations import toolset_builder
+from apps.capabilities.run_context import RunResources, ToolsetContext
 from apps.capabilities.tools import contributions, planning
 from apps.capabilities.tools._toolsets import declared_toolset, parsed_config
 from apps.capabilities.tools.failures import LastAttemptArguments
@@ -75,7 +76,6 @@ from .events import (
 )
 from .modelbuilder import ModelHandle, ModelUnavailable, build_model, model_profile_for
 from .offline import offline_toolset
-from .toolsets import ToolsetContext
 
 logger = logging.getLogger(__name__)
 
@@ -135,6 +135,8 @@ class Delegate:
     # Its own delegates (None: it does not delegate, or the tree has no level left for it).
     scope: DelegationScope | None = None
     definition: dict | None = None
+    # The context files its spec binds, read before the run.
+    context_files: list = field(default_factory=list)
 
 
 @dataclass
@@ -249,17 +251,21 @@ def _mode_for(pin_mode: str | None, binding_mode: str) -> str:
     return pin_mode or binding_mode
 
 
-def _extras_for(spec, bindings, organization_id: int) -> dict:
-    from apps.memory.selectors import context_files_for_run
-
+def _resources_for(spec, bindings, organization_id: int) -> RunResources:
     bound = {binding.id for binding in bindings}
-    extras: dict = {}
+    resources = RunResources()
     if "planning" in bound:
         # A delegate's plan is its own and lives for the delegation only (it has no conversation).
-        extras["plan"] = planning.seed_plan(stored=None, parked=None)
-    if "context" in bound:
-        extras["context_files"] = context_files_for_run(organization_id, spec.context_ids)
-    return extras
+        resources.plan = planning.seed_plan(stored=None, parked=None)
+    return resources
+
+
+def _context_files(spec, bindings, organization) -> list:
+    if not any(binding.id == "context" for binding in bindings):
+        return []
+    from apps.memory.selectors import context_files_for_run
+
+    return list(context_files_for_run(organization.pk, spec.context_ids))
 
 
 def _secrets_for(bindings, organization, who: str) -> dict[str, str | None]:
@@ -347,6 +353,7 @@ def resolve_scope(
             gate_spec=own,
             agent_id=target.pk,
             agent_version_id=version.pk,
+            context_files=_context_files(own, all_bindings, organization),
             scope=resolve_scope(
                 organization=organization,
                 spec=own,
@@ -428,13 +435,15 @@ def _build(
         delegation=level.task_id,
         billed_delegation=level.billed,
     )
-    extras = _extras_for(delegate.gate_spec, delegate.bindings, runtime.organization_id)
+    resources = _resources_for(delegate.gate_spec, delegate.bindings, runtime.organization_id)
+    resources.context_files = delegate.context_files
+    if delegate.scope is not None:
+        resources.delegation = DelegationScopeAt(delegate.scope, level)
     toolsets = []
     for binding in delegate.bindings:
         builder = toolset_builder(binding.id)
         if builder is None:
             continue
-        scope = DelegationScopeAt(delegate.scope, level) if delegate.scope is not None else None
         context = ToolsetContext(
             organization_id=runtime.organization_id,
             agent_id=delegate.agent_id,
@@ -442,8 +451,7 @@ def _build(
             user_id=runtime.user_id,
             surface=runtime.surface,
             secret_value=delegate.secrets.get(binding.id),
-            extras=extras,
-            delegation=scope,
+            resources=resources,
         )
         toolset = builder(binding, context)
         if toolset is not None:
@@ -459,7 +467,7 @@ def _build(
     capabilities = [
         BudgetGuard(meter=meter),
         LastAttemptArguments(),
-        *contributions.run_capabilities(delegate.bindings, extras),
+        *contributions.run_capabilities(delegate.bindings, resources),
     ]
     if gate.has_work():
         capabilities.append(gate)
@@ -468,7 +476,7 @@ def _build(
         for text in (
             delegate.instructions,
             delegate.scope.instructions() if delegate.scope is not None else None,
-            *contributions.run_instructions(delegate.bindings, extras),
+            *contributions.run_instructions(delegate.bindings, resources),
         )
         if text
     ]
@@ -961,7 +969,7 @@ def _node_results(node: dict, runtime: DelegationRuntime) -> DeferredToolResults
 
 def build_subagents_toolset(binding, context: ToolsetContext):
     """The subagents builder: nothing attaches without a delegate (or at the depth limit)."""
-    at = context.delegation
+    at = context.resources.delegation
     if at is None or at.scope.runtime is None:
         return None
     tools = DelegationTools(at)
@@ -1143,3 +1151,13 @@ def book_delegations(*, run, runtime: DelegationRuntime | None, parking: bool) -
         frames.extend(more)
         waiting = []
     return frames, waiting
+
+
+async def stop_background(runtime: DelegationRuntime) -> None:
+    """Cancel what still runs in the background when the run stops; each cancelled delegation is
+    booked by its handle's finish, with its own spend."""
+    for library in runtime.background:
+        try:
+            await library.task_manager.cancel_all(None)
+        except Exception:  # a teardown that fails must not hide the run's own outcome
+            logger.exception("run %s: stopping background delegations failed", runtime.run_id)

@@ -35,6 +35,7 @@ from pydantic_ai.messages import (
 from apps.approvals import services as approvals
 from apps.approvals.gate import ASK_TOOL_NAME
 
+from . import delegation
 from .choices import PARKED_STATUSES, RunStatus, StepKind
 from .events import QuestionFrame, ToolApprovalRequiredFrame
 from .models import Run, RunStep
@@ -69,8 +70,7 @@ def _next_step_number(run_id: int) -> int:
 
 
 def _plan_of(prepared) -> list | None:
-    extras = getattr(prepared, "extras", None) or {}
-    plan = extras.get("plan")
+    plan = prepared.resources.plan if prepared is not None else None
     if plan is None:
         return None
     from apps.capabilities.tools.planning import plan_json
@@ -78,11 +78,72 @@ def _plan_of(prepared) -> list | None:
     return plan_json(plan.items)
 
 
+def _park_delegation(run: Run, node: dict, number: int, frames: list[dict]) -> int:
+    """A delegation that parked on gated calls of its own (and of delegations under it): one
+    approval row per call, each naming the delegate that proposed it and its arguments."""
+    for leaf in node.get("approvals", []):
+        meta = leaf.get("metadata") or {}
+        call_id = delegation.leaf_id(node["task_id"], leaf["tool_call_id"])
+        approval = approvals.approval_open(
+            run=run,
+            tool_call_id=call_id,
+            tool_name=leaf["tool_name"],
+            tool_id=meta.get("tool_id", ""),
+            capability_id=meta.get("capability_id", ""),
+            arguments=leaf["args"],
+            delegate_name=node["name"],
+            delegate_agent_id=node.get("agent_id"),
+        )
+        leaf["approval_id"] = approval.pk
+        who = {"name": node["name"], "task_id": node["task_id"], "agent_id": node.get("agent_id")}
+        RunStep.objects.create(
+            run=run,
+            number=number,
+            kind=StepKind.TOOL_CALL,
+            detail={
+                "tool_call_id": call_id,
+                "tool_name": leaf["tool_name"],
+                "args": approval.arguments,
+                "status": STEP_AWAITING_APPROVAL,
+                "approval_id": approval.pk,
+                "delegate": who,
+            },
+        )
+        number += 1
+        frames.append(
+            ToolApprovalRequiredFrame(
+                type="tool_approval_required",
+                approval_id=approval.pk,
+                tool_call_id=call_id,
+                tool_name=leaf["tool_name"],
+                args=approval.arguments,
+                delegate=who,
+            )
+        )
+    for child in node.get("delegates", []):
+        number = _park_delegation(run, child, number, frames)
+    return number
+
+
 def _park(run: Run, prepared, deferred, messages) -> list[dict]:
     frames: list[dict] = []
     number = _next_step_number(run.pk)
     parked: list[dict] = []
+    nodes = delegation.park_nodes(getattr(prepared, "delegation", None))
     for call in deferred.approvals:
+        node = nodes.get(call.tool_call_id)
+        if node is not None:
+            # The run's task call parked because its delegation did: the queue gets the
+            # delegate's own calls, and the node keeps the delegation's place to continue.
+            number = _park_delegation(run, node, number, frames)
+            parked.append(
+                {
+                    "kind": "delegation",
+                    "tool_call_id": call.tool_call_id,
+                    "task_id": node["task_id"],
+                }
+            )
+            continue
         meta = deferred.metadata.get(call.tool_call_id, {}) or {}
         approval = approvals.approval_open(
             run=run,
@@ -154,7 +215,7 @@ def _park(run: Run, prepared, deferred, messages) -> list[dict]:
         "messages": dumped,
         "history_length": len(dumped),
         "parked": parked,
-        "delegates": [],
+        "delegates": [node for node in nodes.values()],
     }
     plan = _plan_of(prepared)
     if plan is not None:
@@ -175,9 +236,11 @@ def _returns_in(messages) -> dict[str, ToolReturnPart]:
     return returns
 
 
-def _settle(run: Run, messages) -> None:
-    """The parked steps close with what each call returned (seed 003: settled, not new steps)."""
-    returns = _returns_in(messages)
+def _settle(run: Run, messages, delegated: dict[str, str] | None = None) -> None:
+    """The parked steps close with what each call returned (seed 003: settled, not new steps);
+    ``delegated`` holds what a continued delegate's parked calls returned, by their leaf id."""
+    returns: dict = _returns_in(messages)
+    returns.update(delegated or {})
     steps = RunStep.objects.filter(
         run_id=run.pk,
         kind=StepKind.TOOL_CALL,
@@ -187,11 +250,12 @@ def _settle(run: Run, messages) -> None:
         part = returns.get(step.detail.get("tool_call_id"))
         if part is None:
             continue
-        content = part.model_response_str()
+        content = part if isinstance(part, str) else part.model_response_str()
+        outcome = "success" if isinstance(part, str) else (part.outcome or "success")
         step.detail = {
             **step.detail,
             "status": STEP_SETTLED,
-            "outcome": part.outcome or "success",
+            "outcome": outcome,
             "result": content,
         }
         step.save(update_fields=["detail"])
@@ -206,7 +270,8 @@ def after_run(*, run: Run, prepared, deferred, messages, resumed: bool) -> list[
     if gate is not None and gate.waived:
         approvals.approvals_record_standing(run=run, waived=gate.waived)
     if resumed:
-        _settle(run, messages)
+        runtime = getattr(prepared, "delegation", None)
+        _settle(run, messages, runtime.settled_returns if runtime is not None else None)
         Run.objects.filter(pk=run.pk).update(paused_state=None)
     current = Run.objects.get(pk=run.pk)
     if current.status == RunStatus.BUDGET_EXCEEDED and current.budget_refusal:

@@ -15,8 +15,9 @@ from django.db import transaction
 from apps.approvals.services import deferred_results_for, pending_for_run
 
 from .choices import PARKED_STATUSES
+from .delegation import with_delegation_approvals
 from .models import Run
-from .runner import RunNotRunnable, execute_run, prepare
+from .runner import Assembly, RunNotRunnable, assemble, execute_run
 
 logger = logging.getLogger(__name__)
 
@@ -42,10 +43,10 @@ def run_calls_decided(*, run_id: int) -> None:
         transaction.on_commit(lambda: _enqueue_resume(run_id))
 
 
-def _resumable(run_id: int) -> Run:
-    """The parked run, every call decided and its spec still assembling; else ``ResumeRefused``
-    (a spec that stopped building keeps every decision and leaves the run parked, so resuming
-    works again as soon as the spec does)."""
+def _resumable(run_id: int) -> Assembly:
+    """The parked run assembled for its continuation, every call decided; else
+    ``ResumeRefused`` (a spec that stopped building keeps every decision and leaves the run
+    parked, so resuming works again as soon as the spec does). Assembling writes nothing."""
     run = Run.objects.select_related("organization", "agent", "agent_version", "user").get(
         pk=run_id
     )
@@ -54,14 +55,15 @@ def _resumable(run_id: int) -> Run:
     if pending_for_run(run.pk):
         raise ResumeRefused("The run still has calls waiting for a decision or an answer.")
     try:
-        prepare(run, resume=True)
+        assembly = assemble(run, resume=True)
     except RunNotRunnable as exc:
         sentence = f"The run could not continue yet: {exc.sentence} The decisions are kept; resume it once the agent runs again."
         Run.objects.filter(pk=run.pk).update(error=sentence[:500])
         logger.info("run %s: resume refused: %s", run.pk, exc.sentence)
         raise ResumeRefused(sentence) from exc
-    Run.objects.filter(pk=run.pk).update(error="")
-    return run
+    if run.error:
+        Run.objects.filter(pk=run.pk).update(error="")
+    return assembly
 
 
 def run_resume_request(*, run: Run) -> Run:
@@ -74,7 +76,17 @@ def run_resume_request(*, run: Run) -> Run:
 
 
 def run_resume(*, run_id: int) -> str | None:
-    """Continue a parked run whose calls are all decided (the resume task's body). Returns the
-    run's status after the continuation; ``ResumeRefused`` when it cannot continue now."""
-    run = _resumable(run_id)
-    return execute_run(run.pk, resume=True, deferred_tool_results=deferred_results_for(run))
+    """Continue a parked run whose calls are all decided (the resume task's body): assembled
+    once, here, and handed to the runner. Returns the run's status after the continuation;
+    ``ResumeRefused`` when it cannot continue now."""
+    assembly = _resumable(run_id)
+    return execute_run(
+        run_id,
+        resume=True,
+        # The run's own task calls that parked on a delegation are approved too: replayed, each
+        # continues its delegate where it stopped instead of delegating again.
+        deferred_tool_results=with_delegation_approvals(
+            deferred_results_for(assembly.run), assembly.run.paused_state
+        ),
+        assembly=assembly,
+    )

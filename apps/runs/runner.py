@@ -1,4 +1,5 @@
-"""The runner: ``prepare()`` assembles a run, ``execute_run()`` drives it through pydantic-ai.
+"""The runner: ``assemble()`` and ``open_meter()`` prepare a run, ``execute_run()`` drives it
+through pydantic-ai.
 
 Every surface (API, chat, channels, schedules, resumes after an approval) goes through these two
 functions, so budgets, the ledger, step limits and cancellation apply the same everywhere
@@ -8,8 +9,10 @@ Order of a run (docs/runner.md):
 1. the API commits the row ``queued`` and enqueues ``execute_run_task`` on commit;
 2. the worker claims ``queued → running`` and commits it before the first model call, so a worker
    that dies leaves a row the stale-run reaper can end;
-3. ``prepare()`` reads the published version and builds model, instructions, toolsets, the
-   budget guard (a pydantic-ai capability) and the step limit;
+3. ``assemble()`` reads the published version and builds model, instructions, toolsets, the
+   run's resources and the step limit, writing nothing (a resume request checks with it);
+   ``open_meter()`` then opens the ledger and budget counters and adds the budget guard (a
+   pydantic-ai capability) first; ``prepare()`` is the two in a row;
 4. the run streams through ``Agent.iter`` — every model request is streamed and its frames
    published — under a cancellation token a watcher trips when someone cancels;
 5. a finally block books tokens, cost, the transcript and the outcome with an explicit commit,
@@ -20,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from asgiref.sync import async_to_sync
 from celery import current_task
@@ -48,9 +51,11 @@ from pydantic_ai.messages import (
 
 from apps.agents.models import AgentStatus
 from apps.agents.setup import your_setup_section
+from apps.agents.spec import AgentSpec
 from apps.agents.validation import SpecNotRunnable, assert_runnable
 from apps.approvals.gate import ApprovalGate, ApprovalModeRefused, gate_for_run
 from apps.capabilities.implementations import toolset_builder
+from apps.capabilities.run_context import RunResources, ToolsetContext
 from apps.capabilities.tools import contributions, planning
 from apps.capabilities.tools.chart_svg import render_chart_svg
 from apps.capabilities.tools.charts import chart_artifact
@@ -59,9 +64,10 @@ from apps.capabilities.tools.sources import sources_of
 from apps.memory.selectors import context_files_for_run
 from apps.spend.guard import BudgetGuard, RequestRecord, RunMeter
 from apps.spend.services import BudgetExceeded
+from apps.vault.models import Secret
 from apps.vault.services import secret_reveal
 
-from . import parking, services
+from . import delegation, parking, services
 from .choices import RunStatus, StopReason
 from .events import (
     ContextUsageFrame,
@@ -79,13 +85,14 @@ from .modelbuilder import ModelHandle, ModelUnavailable, build_model, model_prof
 from .models import Conversation, Run
 from .offline import offline_toolset
 from .runtime import InlineHost, RunHost, worker_host
-from .toolsets import ToolsetContext
 
 logger = logging.getLogger(__name__)
 
 # The longest a held frame (a request's cost and context gauge, a tool call starting) waits for
 # the next write before it is written on its own.
 HELD_FRAMES_SECONDS = 0.05
+
+PARKED = (RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_ANSWER)
 
 INTERNAL_ERROR_SENTENCE = (
     "The run failed with an internal error; the details are in the server log."
@@ -107,6 +114,32 @@ class RunNotRunnable(Exception):
 
 
 @dataclass
+class Assembly:
+    """A run assembled from its published version, before anything is written: what
+    :func:`assemble` resolved and built. Validating a run (may it start, may it resume?) is
+    assembling it; :func:`open_meter` turns an assembly into a :class:`PreparedRun`."""
+
+    run: Run
+    spec: AgentSpec
+    model: ModelHandle
+    toolsets: list
+    instructions: list[str]
+    # The capabilities the bindings add (planning's reminder, provider-run web tools), after
+    # the guard and the last-attempt arguments, which open_meter() puts first.
+    capabilities: list
+    model_settings: dict | None
+    approval_gate: ApprovalGate
+    resources: RunResources
+    user_prompt: str | None
+    message_history: list[ModelMessage]
+    usage_limits: UsageLimits
+    max_steps: int
+    unbuilt_capabilities: list[str] = field(default_factory=list)
+    # The run's delegation tree (apps/runs/delegation.py), when its agent delegates.
+    delegation: delegation.DelegationRuntime | None = None
+
+
+@dataclass
 class PreparedRun:
     """A run ready to execute: everything it needs, resolved before the first model request."""
 
@@ -121,9 +154,10 @@ class PreparedRun:
     guard: BudgetGuard
     unbuilt_capabilities: list[str] = field(default_factory=list)
     deferred_tool_results: object | None = None
-    # What prepare() resolved for the capabilities (plan, context files); read back at the end.
-    extras: dict = field(default_factory=dict)
+    # What the capabilities were handed (the plan, context files); read back at the end.
+    resources: RunResources = field(default_factory=RunResources)
     approval_gate: ApprovalGate | None = None
+    delegation: delegation.DelegationRuntime | None = None
 
 
 def _assert_runnable(version) -> None:
@@ -152,33 +186,83 @@ def _history_of(run: Run, *, resume: bool) -> list[ModelMessage]:
     return ModelMessagesTypeAdapter.validate_python(previous or [])
 
 
-def _resolve_extras(run: Run, spec, bindings, *, resume: bool) -> dict:
-    bound = {binding.id for binding in bindings}
-    extras: dict = {}
+def resolve_resources(run: Run, spec: AgentSpec, bound: set[str], *, resume: bool) -> RunResources:
+    """What the bound capabilities' tools will read, resolved now (a tool never reaches into the
+    database itself): one object shared by every builder and contribution."""
+    resources = RunResources()
     if "planning" in bound:
         # A resume continues the parked state's plan; a new turn opens with the conversation's.
         parked_plan = (run.paused_state or {}).get("plan") if resume else None
         stored_plan = run.conversation.plan if run.conversation_id else None
-        extras["plan"] = planning.seed_plan(stored=stored_plan, parked=parked_plan)
+        resources.plan = planning.seed_plan(stored=stored_plan, parked=parked_plan)
     if "context" in bound:
-        extras["context_files"] = context_files_for_run(run.organization_id, spec.context_ids)
-    return extras
+        resources.context_files = context_files_for_run(run.organization_id, spec.context_ids)
+    return resources
 
 
 def _write_back_plan(run: Run, prepared: PreparedRun | None, status: str) -> None:
     """The plan belongs to the conversation: store what this turn left of it."""
-    if prepared is None or "plan" not in prepared.extras or run.conversation_id is None:
+    if prepared is None or prepared.resources.plan is None or run.conversation_id is None:
         return
-    written = planning.write_back(prepared.extras["plan"], run_status=status)
+    written = planning.write_back(prepared.resources.plan, run_status=status)
     if written.write:
         Conversation.objects.filter(pk=run.conversation_id).update(plan=written.value)
 
 
-def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None, db=None) -> PreparedRun:
-    """The single funnel: a new or resumed run assembled from its published version.
+def _binding_secret(organization, binding) -> str | None:
+    """The decrypted key of a binding's vault secret, or None when it has none."""
+    if binding.secret_id is None:
+        return None
+    secret = Secret.objects.filter(organization=organization, pk=binding.secret_id).first()
+    if secret is None:
+        raise RunNotRunnable(f"The key of the {binding.id} capability is no longer in the vault.")
+    return secret_reveal(secret)
 
-    ``db`` is the session the run's event loop sends the guard's statements on (its host's,
-    apps/runs/runtime.py); by default this thread's own (agenticos/loopdb.py)."""
+
+def _resolve_delegation(run, spec, bindings, handle, gate, resources, resume):
+    """The subagents capability's delegates, resolved now (pins, versions, profiles, keys, down
+    the tree); a pin that cannot run refuses the run naming the delegate."""
+    try:
+        scope = delegation.resolve_scope(
+            organization=run.organization,
+            spec=spec,
+            bindings=bindings,
+            handle=handle,
+            agent_id=run.agent_id,
+        )
+    except delegation.DelegateNotRunnable as exc:
+        raise RunNotRunnable(exc.sentence[:480]) from exc
+    if scope is None:
+        return None
+    runtime = delegation.DelegationRuntime(
+        organization_id=run.organization_id,
+        run_id=run.pk,
+        user_id=run.user_id,
+        surface=run.surface,
+        approval_mode=gate.mode,
+    )
+    if resume:
+        runtime.root.resuming = delegation.resume_tree(run.paused_state)
+        runtime.records = delegation.pending_records(run.paused_state)
+    delegation.attach_runtime(scope, runtime)
+    resources.delegation = delegation.DelegationScopeAt(scope, runtime.root)
+    return runtime
+
+
+def _own_requests(run: Run) -> int:
+    from apps.spend.models import EntryKind, LedgerEntry
+
+    return LedgerEntry.objects.filter(
+        ledger__run=run, delegation="", kind=EntryKind.MODEL_REQUEST
+    ).count()
+
+
+def assemble(run: Run, *, resume: bool = False) -> Assembly:
+    """The single funnel's first half: a new or resumed run assembled from its published version
+    — model, instructions, toolsets, the approval gate, the step limit — reading only.
+
+    ``RunNotRunnable`` (with the sentence the person sees) when the run cannot start or continue;
+    nothing is written either way, so a resume request can check with it before it enqueues."""
     version = run.agent_version
     agent_row = run.agent
     if agent_row.status == AgentStatus.ARCHIVED:
@@ -202,9 +286,8 @@ def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None, db=No
     native_refusals = contributions.run_native_refusals(bindings, handle.model)
     if native_refusals:
         raise RunNotRunnable(" ".join(native_refusals)[:480])
-    # What the capabilities' tools and contributions read, resolved here before the run (a tool
-    # never reaches into the database itself); one dict shared by every builder and contribution.
-    extras = _resolve_extras(run, spec, bindings, resume=resume)
+    resources = resolve_resources(run, spec, {b.id for b in bindings}, resume=resume)
+    runtime = _resolve_delegation(run, spec, bindings, handle, approval_gate, resources, resume)
     toolsets = []
     unbuilt: list[str] = []
     for binding in bindings:
@@ -212,24 +295,14 @@ def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None, db=No
         if builder is None:
             unbuilt.append(binding.id)
             continue
-        secret_value = None
-        if binding.secret_id is not None:
-            from apps.vault.models import Secret
-
-            secret = Secret.objects.filter(organization=organization, pk=binding.secret_id).first()
-            if secret is None:
-                raise RunNotRunnable(
-                    f"The key of the {binding.id} capability is no longer in the vault."
-                )
-            secret_value = secret_reveal(secret)
         context = ToolsetContext(
             organization_id=organization.pk,
             agent_id=agent_row.pk,
             run_id=run.pk,
             user_id=run.user_id,
             surface=run.surface,
-            secret_value=secret_value,
-            extras=extras,
+            secret_value=_binding_secret(organization, binding),
+            resources=resources,
         )
         toolset = builder(binding, context)
         if toolset is not None:
@@ -242,54 +315,89 @@ def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None, db=No
         for text in (
             spec.instructions,
             your_setup_section(spec),
-            *contributions.run_instructions(bindings, extras),
+            *contributions.run_instructions(bindings, resources),
+            resources.delegation.scope.instructions() if resources.delegation else None,
         )
         if text
     ]
-    meter = RunMeter.open(
-        run=run,
-        provider=handle.provider,
-        model_name=handle.model_name,
-        agent_limit_usd=spec.budget.monthly_usd,
-        org_limit_usd=organization.monthly_budget_usd,
-        db=db,
-    )
-    guard = BudgetGuard(meter=meter)
-    capabilities = [
-        guard,
-        LastAttemptArguments(),
-        *contributions.run_capabilities(bindings, extras),
-    ]
-    if approval_gate.has_work():
-        capabilities.append(approval_gate)
-    agent = Agent(
-        handle.model,
-        instructions="\n\n".join(instructions) or None,
-        toolsets=toolsets,
-        # The guard first: it must see every model request before anything else shapes it.
-        capabilities=capabilities,
-        # A gated call or a question ends the run with its parked calls as output (apps.approvals).
-        output_type=[str, DeferredToolRequests],
-        model_settings=contributions.run_model_settings(bindings, handle.provider) or None,
-        name=f"agent-{agent_row.pk}",
-    )
     max_steps = spec.limits.max_steps
-    # A resumed run's step limit counts the requests of its earlier segment too.
-    remaining = max(1, max_steps - run.request_count) if resume else max_steps
-    return PreparedRun(
+    # A resumed run's step limit counts the requests of its earlier segment too — its own: a
+    # delegate's requests count against the delegate's own limit, not its parent's.
+    remaining = max(1, max_steps - _own_requests(run)) if resume else max_steps
+    return Assembly(
         run=run,
-        agent=agent,
+        spec=spec,
         model=handle,
+        toolsets=toolsets,
+        instructions=instructions,
+        capabilities=contributions.run_capabilities(bindings, resources),
+        model_settings=contributions.run_model_settings(bindings, handle.provider) or None,
+        approval_gate=approval_gate,
+        resources=resources,
         user_prompt=None if resume else run.input,
         message_history=_history_of(run, resume=resume),
         usage_limits=UsageLimits(request_limit=remaining),
         max_steps=max_steps,
+        unbuilt_capabilities=unbuilt,
+        delegation=runtime,
+    )
+
+
+def open_meter(assembly: Assembly, *, deferred_tool_results=None, db=None) -> PreparedRun:
+    """The funnel's second half: open the run's meter (its ledger and budget counters) and build
+    the pydantic-ai agent with the budget guard first.
+
+    ``db`` is the session the run's event loop sends the guard's statements on (its host's,
+    apps/runs/runtime.py); by default this thread's own (agenticos/loopdb.py)."""
+    run, spec = assembly.run, assembly.spec
+    meter = RunMeter.open(
+        run=run,
+        provider=assembly.model.provider,
+        model_name=assembly.model.model_name,
+        agent_limit_usd=spec.budget.monthly_usd,
+        org_limit_usd=run.organization.monthly_budget_usd,
+        db=db,
+    )
+    guard = BudgetGuard(meter=meter)
+    if assembly.delegation is not None:
+        # Every delegate books into this meter's ledger, against this run's caps.
+        assembly.delegation.meter = meter
+    # The guard first: it must see every model request before anything else shapes it.
+    capabilities = [guard, LastAttemptArguments(), *assembly.capabilities]
+    if assembly.approval_gate.has_work():
+        capabilities.append(assembly.approval_gate)
+    agent = Agent(
+        assembly.model.model,
+        instructions="\n\n".join(assembly.instructions) or None,
+        toolsets=assembly.toolsets,
+        capabilities=capabilities,
+        # A gated call or a question ends the run with its parked calls as output (apps.approvals).
+        output_type=[str, DeferredToolRequests],
+        model_settings=assembly.model_settings,
+        name=f"agent-{run.agent_id}",
+    )
+    return PreparedRun(
+        run=run,
+        agent=agent,
+        model=assembly.model,
+        user_prompt=assembly.user_prompt,
+        message_history=assembly.message_history,
+        usage_limits=assembly.usage_limits,
+        max_steps=assembly.max_steps,
         meter=meter,
         guard=guard,
-        unbuilt_capabilities=unbuilt,
+        unbuilt_capabilities=assembly.unbuilt_capabilities,
         deferred_tool_results=deferred_tool_results,
-        extras=extras,
-        approval_gate=approval_gate,
+        resources=assembly.resources,
+        approval_gate=assembly.approval_gate,
+        delegation=assembly.delegation,
+    )
+
+
+def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None, db=None) -> PreparedRun:
+    """Assemble the run and open its meter: what a worker does once it has claimed the run."""
+    return open_meter(
+        assemble(run, resume=resume), deferred_tool_results=deferred_tool_results, db=db
     )
 
 
@@ -352,6 +460,9 @@ async def drive(
         )
 
     prepared.guard.on_settled = settled
+    if prepared.delegation is not None:
+        prepared.delegation.token = token
+        prepared.delegation.send = send
 
     meter_token = prepared.meter.activate()
     try:
@@ -389,6 +500,10 @@ async def drive(
                 state.deferred, output = output, ""
             state.output = str(output)
     finally:
+        if prepared.delegation is not None:
+            # A background delegation still running when the run stops is cancelled (and booked
+            # with what it spent): nothing would be left to collect its answer.
+            await delegation.stop_background(prepared.delegation)
         if watched_here:
             # A look already sent is read to its end (loopdb) before the session is used again.
             await host.unfollow(run_id)
@@ -525,26 +640,30 @@ def _on_a_worker_slot() -> bool:
     return bool(request is not None and request.id is not None and not request.is_eager)
 
 
-def execute_run(run_id: int, *, resume: bool = False, deferred_tool_results=None) -> str | None:
+def execute_run(
+    run_id: int,
+    *,
+    resume: bool = False,
+    deferred_tool_results=None,
+    assembly: Assembly | None = None,
+) -> str | None:
     """Claim the run, drive it, and book the result whatever happens. Returns the final status.
 
-    Called from a worker's task (a resume after a decision), the run goes to the process's event
-    loop beside the others; called directly (tests, the benchmark, a resume asked in a request),
-    it runs on this thread's session, inside its transaction if any."""
+    ``assembly`` is the run already assembled by a caller that had to check it first (a resume:
+    apps/runs/resume.py), so a run is validated once; without one it is assembled after the
+    claim. Called from a worker's task, the run goes to the process's event loop beside the
+    others; called directly (tests, the benchmark), it runs on this thread's session, inside its
+    transaction if any."""
+    arguments = {"resume": resume, "deferred_tool_results": deferred_tool_results}
+    if assembly is not None:
+        arguments["assembly"] = assembly
     if _on_a_worker_slot():
         host = worker_host()
         if not connection.in_atomic_block:
             # This slot only waits from here on: its connection goes back to the pool meanwhile.
             connection.close()
-        return host.run(
-            execute_run_async(
-                run_id, host=host, resume=resume, deferred_tool_results=deferred_tool_results
-            )
-        )
-    host = InlineHost()
-    return async_to_sync(execute_run_async)(
-        run_id, host=host, resume=resume, deferred_tool_results=deferred_tool_results
-    )
+        return host.run(execute_run_async(run_id, host=host, **arguments))
+    return async_to_sync(execute_run_async)(run_id, host=InlineHost(), **arguments)
 
 
 def _claim(run_id: int, *, resume: bool) -> Run | None:
@@ -559,7 +678,12 @@ def _claim(run_id: int, *, resume: bool) -> Run | None:
 
 
 async def execute_run_async(
-    run_id: int, *, host: RunHost, resume: bool = False, deferred_tool_results=None
+    run_id: int,
+    *,
+    host: RunHost,
+    resume: bool = False,
+    deferred_tool_results=None,
+    assembly: Assembly | None = None,
 ) -> str | None:
     """The life of one run on ``host``'s event loop: claim, prepare, drive, book its end.
 
@@ -580,8 +704,13 @@ async def execute_run_async(
     token = CancellationToken()
     host.follow(run_id, token)
     try:
+        if assembly is None:
+            assembly = await host.blocking(assemble, run, resume=resume)
+        else:
+            # Assembled before the claim: the claimed row is the one the run books against.
+            assembly = replace(assembly, run=run)
         prepared = await host.blocking(
-            prepare, run, resume=resume, deferred_tool_results=deferred_tool_results, db=host.db
+            open_meter, assembly, deferred_tool_results=deferred_tool_results, db=host.db
         )
         frames.send(RunStartedFrame(type="run_started", model_label=prepared.model.label))
         await drive(prepared, frames, state, host, token)
@@ -650,6 +779,17 @@ def _book_end(
                 messages=messages,
                 resumed=resume,
             )
+            if prepared is not None and prepared.delegation is not None:
+                # The delegations that finished in this segment get their rows, in the same
+                # transaction as the run's end (apps/runs/delegation.py).
+                recorded, waiting = delegation.book_delegations(
+                    run=finished, runtime=prepared.delegation, parking=finished.status in PARKED
+                )
+                parked_frames.extend(recorded)
+                if waiting:
+                    state = Run.objects.get(pk=run_id).paused_state or {}
+                    state["delegation_rows"] = [record.as_json() for record in waiting]
+                    Run.objects.filter(pk=run_id).update(paused_state=state)
     except Exception:
         logger.exception("run %s: booking its end failed", run_id)
         finished = services.run_finish(

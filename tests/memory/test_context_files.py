@@ -6,11 +6,11 @@ import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 
 from apps.audit.models import AuditEntry
+from apps.capabilities.run_context import RunResources, ToolsetContext
 from apps.capabilities.tools import contributions
 from apps.capabilities.tools.context import build_context_toolset
 from apps.memory import selectors, services
 from apps.memory.models import ContextFile
-from apps.runs.toolsets import ToolsetContext
 
 URL = "/api/v1/context/"
 
@@ -171,11 +171,18 @@ def test_the_resolved_files_drive_the_instructions_and_the_tools(org, owner, glo
     matrix = services.context_file_create(
         actor=owner, organization=org, name="Matrix", body="Ana", mode="link"
     )
-    extras = {"context_files": selectors.context_files_for_run(org.pk, [glossary.pk, matrix.pk])}
-    text = contributions.instructions_for({"id": "context", "config": {}}, extras)
+    resources = RunResources(
+        context_files=selectors.context_files_for_run(org.pk, [glossary.pk, matrix.pk])
+    )
+    text = contributions.instructions_for({"id": "context", "config": {}}, resources)
     assert "ARR: annual recurring revenue." in text and "Ana" not in text
     context = ToolsetContext(
-        organization_id=org.pk, agent_id=1, run_id=1, user_id=None, surface="api", extras=extras
+        organization_id=org.pk,
+        agent_id=1,
+        run_id=1,
+        user_id=None,
+        surface="api",
+        resources=resources,
     )
     toolset = build_context_toolset({"id": "context", "config": {}}, context)
     assert set(toolset.tools) == {"list_context", "read_context"}

@@ -6,20 +6,9 @@ what they add besides tools; ``sources`` what a web tool leaves for the console'
 :func:`register_toolsets` (called from the capabilities AppConfig's ``ready()``) registers one
 builder per capability with ``implementations.register_toolset``. A builder is
 ``builder(binding, ToolsetContext) -> toolset | None`` and reads what the run resolved beforehand
-from ``ToolsetContext.extras`` — a tool never reaches the database itself:
-
-=====================  ============================================================================
-``extras`` key         what the runner puts there
-=====================  ============================================================================
-``"plan"``             a ``planning.RunPlan`` from ``planning.seed_plan(stored=..., parked=...)``;
-                       read back after the run with ``planning.write_back(plan, run_status=...)``
-``"context_files"``    the bound files, e.g. ``apps.memory.selectors.context_files_for_run(...)``
-``"artifacts"``        optional list; ``create_chart`` appends each chart it draws
-``"now"``              optional aware datetime pinning clock's moment (tests)
-=====================  ============================================================================
-
-The same ``extras`` dict must be passed to every builder and to ``contributions`` so planning's
-tools and its reminder share one store.
+from ``ToolsetContext.resources`` (``apps/capabilities/run_context.py``: one typed
+``RunResources`` per run, shared by every builder and by ``contributions`` so planning's tools
+and its reminder edit one plan) — a tool never reaches the database itself.
 """
 
 from __future__ import annotations

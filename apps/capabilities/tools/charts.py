@@ -12,7 +12,7 @@ would be persisted and redrawn on every replay of the conversation.
 The chart is returned as an artifact (:func:`chart_artifact`): JSON carried in the tool return's
 ``metadata``, which the transcript stores with the conversation, so the console redraws it from
 the stored data on every reload (``chart_svg.render_chart_svg``). When the runner hands a list in
-``extras["artifacts"]``, the chart is appended there too.
+``resources.artifacts``, the chart is appended there too.
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def chart_artifact(metadata: Any) -> dict[str, Any] | None:
 
 
 def build_charts_toolset(binding, context):
-    sink = context.extras.get("artifacts")
+    sink = context.resources.artifacts
 
     @budgeted
     def create_chart(

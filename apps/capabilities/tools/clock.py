@@ -8,11 +8,10 @@ cut-off. No tool and no model call: one line in the instructions, in the binding
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
 from zoneinfo import ZoneInfo
 
+from ..run_context import RunResources
 from ._toolsets import parsed_config
 
 CAPABILITY_ID = "clock"
@@ -28,10 +27,10 @@ def clock_line(now: datetime, timezone_name: str) -> str:
     )
 
 
-def clock_instructions(binding, extras: Mapping[str, Any]) -> str:
-    """``extras["now"]`` (an aware datetime) pins the moment, for tests; otherwise it is now."""
+def clock_instructions(binding, resources: RunResources) -> str:
+    """``resources.now`` (an aware datetime) pins the moment, for tests; otherwise it is now."""
     config = parsed_config(CAPABILITY_ID, binding)
-    now = extras.get("now") or datetime.now(UTC)
+    now = resources.now or datetime.now(UTC)
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
     return clock_line(now, config.timezone)

@@ -16,7 +16,7 @@ purpose.
 
 The runner resolves the files before the run (the memory app's
 ``context_files_for_run(organization_id, spec.context_ids)``) and hands them over in
-``extras["context_files"]``: objects or dicts with ``name``, ``body``, ``mode`` and optionally
+``resources.context_files``: objects or dicts with ``name``, ``body``, ``mode`` and optionally
 ``format`` and ``description``. A tool never reaches the database itself.
 """
 
@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic_ai import RunContext
 
+from ..run_context import RunResources
 from ._toolsets import declared_toolset
 from .failures import WrongArguments, budgeted
 
@@ -75,8 +76,8 @@ def as_document(value: Any) -> ContextDocument:
     )
 
 
-def documents(extras: Mapping[str, Any]) -> list[ContextDocument]:
-    return [as_document(item) for item in extras.get("context_files") or ()]
+def documents(resources: RunResources) -> list[ContextDocument]:
+    return [as_document(item) for item in resources.context_files]
 
 
 def neutralise_body(body: str) -> str:
@@ -106,7 +107,7 @@ def inject_instructions(files: list[ContextDocument]) -> str | None:
 
 
 def build_context_toolset(binding, context):
-    linked = [f for f in documents(context.extras) if f.mode == LINK]
+    linked = [f for f in documents(context.resources) if f.mode == LINK]
     if not linked:
         # Bound with no link file, the capability contributes no tool (its inject files arrive
         # through the instructions).
@@ -152,5 +153,5 @@ def build_context_toolset(binding, context):
     )
 
 
-def context_instructions(binding, extras: Mapping[str, Any]) -> str | None:
-    return inject_instructions(documents(extras))
+def context_instructions(binding, resources: RunResources) -> str | None:
+    return inject_instructions(documents(resources))

@@ -8,8 +8,9 @@
   provider-run web methods (``web_fetch`` native/auto, ``web_search`` native).
 
 Each takes one binding (the spec's ``CapabilityBinding``, or a dict of the same shape) and
-dispatches on its id; the ``run_*`` helpers fold over every enabled binding of a spec. ``extras``
-is the same dict the runner puts in ``ToolsetContext.extras`` (docs: ``tools/__init__.py``).
+dispatches on its id; the ``run_*`` helpers fold over every enabled binding of a spec. ``resources``
+is the run's one :class:`~apps.capabilities.run_context.RunResources`, the same object every
+builder gets in ``ToolsetContext.resources``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from ..run_context import RunResources
 from .clock import clock_instructions
 from .context import context_instructions
 from .planning import planning_capabilities, planning_instructions
@@ -24,7 +26,7 @@ from .thinking import thinking_model_settings
 from .web_fetch import web_fetch_capabilities, web_fetch_native_refusal
 from .web_search import web_search_capabilities, web_search_native_refusal
 
-InstructionsFn = Callable[[Any, Mapping[str, Any]], "str | None"]
+InstructionsFn = Callable[[Any, RunResources], "str | None"]
 
 _INSTRUCTIONS: dict[str, InstructionsFn] = {
     "clock": clock_instructions,
@@ -34,7 +36,7 @@ _INSTRUCTIONS: dict[str, InstructionsFn] = {
 _MODEL_SETTINGS: dict[str, Callable[[Any, str], dict[str, Any]]] = {
     "thinking": thinking_model_settings,
 }
-_CAPABILITIES: dict[str, Callable[[Any, dict[str, Any]], list[Any]]] = {
+_CAPABILITIES: dict[str, Callable[[Any, RunResources], list[Any]]] = {
     "planning": planning_capabilities,
     # The provider-run methods: pydantic-ai's WebFetch / WebSearch capabilities.
     "web_fetch": web_fetch_capabilities,
@@ -62,12 +64,12 @@ def _enabled(binding: Any) -> bool:
     return bool(value)
 
 
-def instructions_for(binding: Any, extras: Mapping[str, Any]) -> str | None:
+def instructions_for(binding: Any, resources: RunResources) -> str | None:
     """This binding's contribution to the instructions, or None."""
     contribute = _INSTRUCTIONS.get(_binding_id(binding))
     if contribute is None:
         return None
-    return contribute(binding, extras) or None
+    return contribute(binding, resources) or None
 
 
 def model_settings_for(binding: Any, provider: str) -> dict[str, Any]:
@@ -76,15 +78,15 @@ def model_settings_for(binding: Any, provider: str) -> dict[str, Any]:
     return contribute(binding, provider) if contribute is not None else {}
 
 
-def capabilities_for(binding: Any, extras: dict[str, Any]) -> list[Any]:
-    """pydantic-ai capabilities this binding adds to the agent (built over ``extras``' state)."""
+def capabilities_for(binding: Any, resources: RunResources) -> list[Any]:
+    """pydantic-ai capabilities this binding adds to the agent (built over the run's resources)."""
     contribute = _CAPABILITIES.get(_binding_id(binding))
-    return contribute(binding, extras) if contribute is not None else []
+    return contribute(binding, resources) if contribute is not None else []
 
 
-def run_instructions(bindings: Iterable[Any], extras: Mapping[str, Any]) -> list[str]:
+def run_instructions(bindings: Iterable[Any], resources: RunResources) -> list[str]:
     """Every enabled binding's instructions, in binding order."""
-    return [text for b in bindings if _enabled(b) and (text := instructions_for(b, extras))]
+    return [text for b in bindings if _enabled(b) and (text := instructions_for(b, resources))]
 
 
 def run_model_settings(bindings: Iterable[Any], provider: str) -> dict[str, Any]:
@@ -95,8 +97,8 @@ def run_model_settings(bindings: Iterable[Any], provider: str) -> dict[str, Any]
     return settings
 
 
-def run_capabilities(bindings: Iterable[Any], extras: dict[str, Any]) -> list[Any]:
-    return [cap for b in bindings if _enabled(b) for cap in capabilities_for(b, extras)]
+def run_capabilities(bindings: Iterable[Any], resources: RunResources) -> list[Any]:
+    return [cap for b in bindings if _enabled(b) for cap in capabilities_for(b, resources)]
 
 
 def run_native_refusals(bindings: Iterable[Any], model: Any) -> list[str]:

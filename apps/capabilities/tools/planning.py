@@ -7,7 +7,7 @@ effecting and nothing here needs a person's approval.
 The plan belongs to the conversation, not to a turn (seed 000, "Planificación"). The store is the
 runner's, not the capability's: a :class:`RunPlan` seeded before the run (:func:`seed_plan`) from
 the conversation's stored plan, or from the parked state on a resume, handed to the builder in
-``extras["plan"]``, and written back when the run stops (:func:`write_back`):
+``resources.plan``, and written back when the run stops (:func:`write_back`):
 
 - a finished plan (every step completed or cancelled) is kept but not seeded into the next turn —
   the reminder would call "your current plan" a task nobody is doing (agenticos#1221);
@@ -35,6 +35,7 @@ from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import CachePoint, ModelRequest, ToolReturnPart, UserPromptPart
 from pydantic_ai_harness.planning import PlanItem, PlanStatusUpdate, TaskStatus, render_plan
 
+from ..run_context import RunResources
 from ._toolsets import declared_toolset, parsed_config
 from .failures import WrongArguments, budgeted
 
@@ -70,7 +71,7 @@ GUIDANCE = (
 @dataclass
 class RunPlan:
     """The plan store of one run. The runner creates it with :func:`seed_plan`, puts it in
-    ``extras["plan"]``, and reads it back with :func:`write_back` after the run."""
+    ``resources.plan``, and reads it back with :func:`write_back` after the run."""
 
     items: list[PlanItem] = field(default_factory=list)
     # The conversation's stored plan was finished, so the turn opened empty over it.
@@ -138,16 +139,11 @@ def replace_status(item: PlanItem, status: TaskStatus) -> PlanItem:
     return item.model_copy(update={"status": status})
 
 
-def plan_store(extras: dict[str, Any]) -> RunPlan:
-    """The run's store from ``extras``; a surface with no conversation keeps a plan for the run."""
-    plan = extras.get("plan")
-    if plan is None:
-        plan = RunPlan()
-        extras["plan"] = plan
-    if not isinstance(plan, RunPlan):
-        plan = seed_plan(stored=plan)
-        extras["plan"] = plan
-    return plan
+def plan_store(resources: RunResources) -> RunPlan:
+    """The run's store; a surface with no conversation keeps a plan for the run alone."""
+    if resources.plan is None:
+        resources.plan = RunPlan()
+    return resources.plan
 
 
 # --- rendering ------------------------------------------------------------------------------------
@@ -539,20 +535,20 @@ class PlanTools:
 
 def build_planning_toolset(binding, context):
     config = parsed_config(CAPABILITY_ID, binding)
-    plan = plan_store(context.extras)
+    plan = plan_store(context.resources)
     functions = PlanTools(plan, subtasks=config.enable_subtasks).functions()
     return declared_toolset(
         CAPABILITY_ID, binding, functions, toolset_id="planning", harmless=frozenset({"read_plan"})
     )
 
 
-def planning_capabilities(binding, extras: dict[str, Any]) -> list[AbstractCapability[Any]]:
+def planning_capabilities(binding, resources: RunResources) -> list[AbstractCapability[Any]]:
     """The trailing reminder over the run's store (the same object the tools edit)."""
     config = parsed_config(CAPABILITY_ID, binding)
-    return [PlanReminder(plan=plan_store(extras), cache_ttl=config.cache_ttl)]
+    return [PlanReminder(plan=plan_store(resources), cache_ttl=config.cache_ttl)]
 
 
-def planning_instructions(binding, extras: dict[str, Any]) -> str:
+def planning_instructions(binding, resources: RunResources) -> str:
     """Static, cache-stable guidance; the plan itself never lands in the system prompt."""
     text = GUIDANCE
     if parsed_config(CAPABILITY_ID, binding).enable_subtasks:

@@ -256,7 +256,7 @@ def build_web_fetch_toolset(binding, context):
     return _local_toolset(binding)
 
 
-def web_fetch_capabilities(binding, extras) -> list[Any]:
+def web_fetch_capabilities(binding, resources) -> list[Any]:
     """``native``: the provider's fetch only (pydantic-ai refuses a model without one). ``auto``:
     the provider's where the model has it, this deployment's local tool everywhere else."""
     config = parsed_config(CAPABILITY_ID, binding)

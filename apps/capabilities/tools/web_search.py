@@ -270,7 +270,7 @@ def build_web_search_toolset(binding, context):
     return declared_toolset(CAPABILITY_ID, binding, {"web_search": function}, toolset_id=TOOLSET_ID)
 
 
-def web_search_capabilities(binding, extras) -> list[Any]:
+def web_search_capabilities(binding, resources) -> list[Any]:
     config = parsed_config(CAPABILITY_ID, binding)
     if config.method != "native":
         return []

@@ -17,12 +17,18 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from apps.capabilities.implementations import toolset_builder
-from apps.runs.toolsets import ToolsetContext
+from apps.capabilities.run_context import RunResources, ToolsetContext
 
 
-def toolset_context(**extras: Any) -> ToolsetContext:
+def toolset_context(resources: RunResources | None = None, **fields: Any) -> ToolsetContext:
+    """A builder's context over ``resources`` (or a RunResources of ``fields``)."""
     return ToolsetContext(
-        organization_id=1, agent_id=1, run_id=1, user_id=None, surface="api", extras=dict(extras)
+        organization_id=1,
+        agent_id=1,
+        run_id=1,
+        user_id=None,
+        surface="api",
+        resources=resources if resources is not None else RunResources(**fields),
     )
 
 

@@ -5,6 +5,7 @@ from datetime import UTC, datetime
 import pytest
 from pydantic_ai import Agent
 
+from apps.capabilities.run_context import RunResources
 from apps.capabilities.tools import contributions
 from apps.capabilities.tools.context import FRAMING_LINE
 
@@ -32,17 +33,17 @@ BINDING = {"id": "context", "config": {}}
 
 
 def instructions(files):
-    return contributions.instructions_for(BINDING, {"context_files": files})
+    return contributions.instructions_for(BINDING, RunResources(context_files=files))
 
 
 def run_context_agent(files, steps):
-    extras = {"context_files": files}
-    toolset = build("context", context=toolset_context(**extras))
+    resources = RunResources(context_files=files)
+    toolset = build("context", context=toolset_context(resources))
     script = Script(steps)
     agent = Agent(
         script.model(),
         toolsets=[toolset] if toolset else [],
-        instructions="\n\n".join(contributions.run_instructions([BINDING], extras)) or None,
+        instructions="\n\n".join(contributions.run_instructions([BINDING], resources)) or None,
     )
     return agent.run_sync("go"), script
 
@@ -134,13 +135,13 @@ def test_bound_with_nothing_usable_it_attaches_nothing():
 def test_clock_puts_the_date_and_time_in_the_binding_time_zone(timezone, expected):
     now = datetime(2031, 5, 6, 10, 0, tzinfo=UTC)
     text = contributions.instructions_for(
-        {"id": "clock", "config": {"timezone": timezone}}, {"now": now}
+        {"id": "clock", "config": {"timezone": timezone}}, RunResources(now=now)
     )
     assert text.startswith(expected)
 
 
 def test_clock_defaults_to_utc_and_to_now():
-    text = contributions.instructions_for({"id": "clock", "config": {}}, {})
+    text = contributions.instructions_for({"id": "clock", "config": {}}, RunResources())
     assert f"{datetime.now(UTC):%Y-%m-%d}" in text and "(UTC, UTC+00:00)" in text
 
 

@@ -17,7 +17,7 @@ from .helpers import build, run_agent, toolset_context
 LINKED = [{"name": "Escalation matrix", "body": "Billing → Ana", "mode": "link"}]
 INJECTED = [{"name": "Glossary", "body": "ARR: annual recurring revenue", "mode": "inject"}]
 
-# (capability, config, extras): every configuration (and resolved input) that changes the set.
+# (capability, config, resources): every configuration (and resolved input) that changes the set.
 CASES = [
     ("clock", {}, {}),
     ("clock", {"timezone": "Europe/Warsaw"}, {}),
@@ -33,8 +33,8 @@ CASES = [
 ]
 
 
-def offered_tools(capability_id, config, extras):
-    toolset = build(capability_id, config, context=toolset_context(**extras))
+def offered_tools(capability_id, config, resources):
+    toolset = build(capability_id, config, context=toolset_context(**resources))
     if toolset is None:
         return {}
     _, script = run_agent([toolset], ["done"])
@@ -46,10 +46,12 @@ def test_every_capability_built_here_registers_a_builder():
         assert toolset_builder(capability_id) is not None, capability_id
 
 
-@pytest.mark.parametrize(("capability_id", "config", "extras"), CASES, ids=lambda v: repr(v)[:40])
-def test_declared_tools_equal_the_tools_offered_to_the_model(capability_id, config, extras):
+@pytest.mark.parametrize(
+    ("capability_id", "config", "resources"), CASES, ids=lambda v: repr(v)[:40]
+)
+def test_declared_tools_equal_the_tools_offered_to_the_model(capability_id, config, resources):
     capability = get_capability(capability_id)
-    offered = offered_tools(capability_id, config, extras)
+    offered = offered_tools(capability_id, config, resources)
     assert set(offered) == {t.id for t in capability.offered_tools(config)}
     for tool_id, definition in offered.items():
         assert definition.name == tool_id
@@ -70,17 +72,19 @@ def test_capabilities_without_tools_offer_none(capability_id):
 
 
 @pytest.mark.parametrize(
-    "extras",
+    "resources",
     [{}, {"context_files": []}, {"context_files": INJECTED}],
     ids=["no files", "empty", "inject only"],
 )
-def test_context_bound_with_no_link_file_offers_no_tool(extras):
-    assert build("context", context=toolset_context(**extras)) is None
+def test_context_bound_with_no_link_file_offers_no_tool(resources):
+    assert build("context", context=toolset_context(**resources)) is None
 
 
-@pytest.mark.parametrize(("capability_id", "config", "extras"), CASES, ids=lambda v: repr(v)[:40])
-def test_every_offered_tool_text_has_the_summary_returns_shape(capability_id, config, extras):
-    for definition in offered_tools(capability_id, config, extras).values():
+@pytest.mark.parametrize(
+    ("capability_id", "config", "resources"), CASES, ids=lambda v: repr(v)[:40]
+)
+def test_every_offered_tool_text_has_the_summary_returns_shape(capability_id, config, resources):
+    for definition in offered_tools(capability_id, config, resources).values():
         assert has_tool_text_shape(definition.description), definition.name
         summary, returns = split_tool_text(definition.description)
         assert "\n\n" in summary  # what it does, then when to use it (and the arguments)
@@ -88,8 +92,8 @@ def test_every_offered_tool_text_has_the_summary_returns_shape(capability_id, co
 
 
 def test_every_argument_the_model_sees_is_described_in_the_text():
-    for capability_id, config, extras in CASES:
-        for definition in offered_tools(capability_id, config, extras).values():
+    for capability_id, config, resources in CASES:
+        for definition in offered_tools(capability_id, config, resources).values():
             summary, _ = split_tool_text(definition.description)
             for argument in definition.parameters_json_schema.get("properties", {}):
                 assert f"`{argument}`" in summary, (definition.name, argument)

@@ -6,6 +6,7 @@ import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import CachePoint, ModelRequest, UserPromptPart
 
+from apps.capabilities.run_context import RunResources
 from apps.capabilities.tools import contributions
 from apps.capabilities.tools.planning import (
     REMINDER_OPEN,
@@ -32,14 +33,14 @@ FINISHED = [
 def turn(plan: RunPlan, steps, config=None):
     """One run of an agent binding planning, over the runner-owned ``plan``, as the runner wires it."""
     binding = {"id": "planning", "config": config or {}}
-    extras = {"plan": plan}
-    toolset = build("planning", config, context=toolset_context(**extras))
+    resources = RunResources(plan=plan)
+    toolset = build("planning", config, context=toolset_context(resources))
     script = Script(steps)
     agent = Agent(
         script.model(),
         toolsets=[toolset],
-        instructions="\n\n".join(contributions.run_instructions([binding], extras)),
-        capabilities=contributions.run_capabilities([binding], extras),
+        instructions="\n\n".join(contributions.run_instructions([binding], resources)),
+        capabilities=contributions.run_capabilities([binding], resources),
     )
     result = agent.run_sync("go")
     return result, script

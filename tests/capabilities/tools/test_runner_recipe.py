@@ -1,7 +1,6 @@
-"""The integration the runner needs, assembled exactly as ``prepare()`` should, on the offline model.
-
-Until the runner passes ``extras`` and calls ``contributions``, this is the executable form of the
-steps in the report: one ``extras`` dict shared by every builder and contribution, instructions
+"""The capabilities' part of ``assemble()``, done by hand on the offline model (the runner's own
+parts — guard, step limit — left out): one ``RunResources`` shared by every builder and
+contribution, instructions
 and model settings folded from the bindings, planning's reminder and the argument budget added as
 capabilities, and the plan seeded before and written back after each turn.
 """
@@ -12,28 +11,29 @@ from datetime import UTC, datetime
 from pydantic_ai import Agent
 
 from apps.capabilities.implementations import toolset_builder
+from apps.capabilities.run_context import RunResources, ToolsetContext
 from apps.capabilities.tools import contributions
 from apps.capabilities.tools.failures import LastAttemptArguments
 from apps.capabilities.tools.planning import seed_plan, write_back
 from apps.runs.offline import OfflineModel
-from apps.runs.toolsets import ToolsetContext
 
 from .helpers import tool_returns
 
 
-def prepare(bindings, extras, *, history=None):
-    """What prepare() does with the six (the runner's own parts — guard, step limit — left out)."""
+def prepare(bindings, fields, *, history=None):
+    """What assemble() does with the capabilities, over a RunResources of ``fields``."""
+    resources = RunResources(**fields)
     context = ToolsetContext(
-        organization_id=1, agent_id=1, run_id=1, user_id=None, surface="chat", extras=extras
+        organization_id=1, agent_id=1, run_id=1, user_id=None, surface="chat", resources=resources
     )
     toolsets = [t for b in bindings if (t := toolset_builder(b["id"])(b, context)) is not None]
     return Agent(
         OfflineModel(),
         instructions="\n\n".join(
-            ["You are a test agent.", *contributions.run_instructions(bindings, extras)]
+            ["You are a test agent.", *contributions.run_instructions(bindings, resources)]
         ),
         toolsets=toolsets,
-        capabilities=[LastAttemptArguments(), *contributions.run_capabilities(bindings, extras)],
+        capabilities=[LastAttemptArguments(), *contributions.run_capabilities(bindings, resources)],
         model_settings=contributions.run_model_settings(bindings, "offline") or None,
     )
 
@@ -62,7 +62,7 @@ def test_link_files_are_read_through_the_tools_and_inject_files_are_known():
     (part,) = tool_returns(result.all_messages())
     assert "Billing goes to Ana." in part.content
     # The inject body arrived framed, its hostile tag defused; the link body did not.
-    instructions = contributions.instructions_for({"id": "context"}, extras)
+    instructions = contributions.instructions_for({"id": "context"}, RunResources(**extras))
     assert instructions.count("</context-files>") == 1 and "Billing" not in instructions
 
 

@@ -1,8 +1,7 @@
 """The tools through the real runner on the offline model (``/call TOOL {json}``).
 
-What the runner does today: it calls the registered builders with an empty ``extras``. Planning's
-write-back, context files, clock's line and thinking's settings need the runner integration listed
-in ``apps/capabilities/tools/__init__.py``; these tests cover what already runs end to end.
+The runner resolves each run's ``RunResources`` (apps/capabilities/run_context.py) and hands it
+to every builder and contribution; these tests cover the tools end to end.
 """
 
 import json
