@@ -72,3 +72,61 @@ def test_a_sync_delegation_books_into_the_runs_one_ledger_and_gets_its_own_row(o
     frames = [f["type"] for f in frames_after(run.pk)]
     assert "subagent_started" in frames and "subagent_finished" in frames
     assert "subagent_recorded" in frames
+
+
+ADD = '/call add_task {"content": "Email the customer"}'
+
+
+def gated_helper(org, name="Mailer"):
+    return published_agent(
+        org,
+        name=name,
+        capabilities=[{"id": "planning", "tool_approval": {"add_task": "required"}}],
+    )
+
+
+@pytest.mark.django_db
+def test_an_approval_two_levels_down_parks_the_run_and_approving_continues_that_delegate(
+    org, member, operator
+):
+    from apps.runs.resume import run_resume
+
+    mailer = gated_helper(org)
+    middle = delegating(org, mailer, name="Coordinator")
+    parent = delegating(org, middle, config={"max_depth": 2})
+
+    run = run_of(member, org, parent, task_call(task_call(ADD, "mailer"), "coordinator"))
+
+    assert run.status == "awaiting_approval", run.error
+    approval = ToolApproval.objects.get(run=run)
+    # The queue names the delegate and the arguments it proposed (its own gate parked it).
+    assert (approval.tool_name, approval.arguments) == ("add_task", {"content": "Email the customer"})
+    assert approval.delegate_name == "mailer" and approval.delegate_agent_id == mailer.pk
+    tree = run.paused_state["delegates"]
+    assert [node["name"] for node in tree] == ["coordinator"]
+    assert [node["name"] for node in tree[0]["delegates"]] == ["mailer"]
+    mailer_task = tree[0]["delegates"][0]["task_id"]
+    before = own_entries(run, delegation=mailer_task).count()
+    assert before == 1
+    assert not Run.objects.filter(parent_run=run).exists()  # a row only when a delegation ends
+    frame = [f for f in frames_after(run.pk) if f["type"] == "tool_approval_required"][0]
+    assert frame["delegate"]["name"] == "mailer"
+
+    approval_decide(actor=operator, approval=approval, decision="approve")
+    run_resume(run_id=run.pk)
+
+    run.refresh_from_db()
+    assert run.status == "completed", run.error
+    coordinator_row = Run.objects.get(parent_run=run)
+    mailer_row = Run.objects.get(parent_run=coordinator_row)
+    assert mailer_row.agent_id == mailer.pk and mailer_row.subagent_task_id == mailer_task
+    # Continued in place, not delegated again: the same task id, both segments on its row.
+    assert mailer_row.request_count == own_entries(run, delegation=mailer_task).count() == 2
+    assert mailer_row.cost_usd == total(own_entries(run, billed_delegation=mailer_task))
+    assert "Email the customer" in mailer_row.output
+    started = [f for f in frames_after(run.pk) if f["type"] == "subagent_started"]
+    assert sum(1 for f in started if f["name"] == "mailer") == 2  # the start, then the continuation
+    assert [f.get("resumed") for f in started if f["name"] == "mailer"] == [None, True]
+    assert run.cost_usd == total(own_entries(run))
+    approval.refresh_from_db()
+    assert approval.result and "Email the customer" in approval.result
