@@ -130,3 +130,84 @@ def test_an_approval_two_levels_down_parks_the_run_and_approving_continues_that_
     assert run.cost_usd == total(own_entries(run))
     approval.refresh_from_db()
     assert approval.result and "Email the customer" in approval.result
+
+
+@pytest.mark.django_db
+def test_three_levels_of_nesting_each_get_their_row_under_their_parent(org, member):
+    leaf = published_agent(org, name="Leaf", capabilities=[{"id": "planning"}])
+    third = delegating(org, leaf, name="Third")
+    second = delegating(org, third, name="Second", config={"max_depth": 2})
+    root = delegating(org, second, config={"max_depth": 3})
+    script = task_call(task_call(task_call("/call read_plan {}", "leaf"), "third"), "second")
+
+    run = run_of(member, org, root, script)
+
+    assert run.status == "completed", run.error
+    second_row = Run.objects.get(parent_run=run)
+    third_row = Run.objects.get(parent_run=second_row)
+    leaf_row = Run.objects.get(parent_run=third_row)
+    assert [r.agent_id for r in (second_row, third_row, leaf_row)] == [second.pk, third.pk, leaf.pk]
+    # Each row is that agent's own requests; its delegates' are on their own rows, not in it.
+    for row in (second_row, third_row, leaf_row):
+        assert row.cost_usd == total(own_entries(run, billed_delegation=row.subagent_task_id)) > 0
+    assert run.cost_usd == total(own_entries(run))
+    assert run.cost_usd == total(own_entries(run, billed_delegation="")) + sum(
+        r.cost_usd for r in (second_row, third_row, leaf_row)
+    )
+    # GET /runs lists top-level runs; parent_run_id lists what a run delegated.
+    assert Run.objects.filter(parent_run__isnull=True, agent=root).count() == 1
+
+
+@pytest.mark.django_db
+def test_depth_is_bound_by_the_delegates_own_spec_at_the_limit_it_is_built_without_delegation(
+    org, member
+):
+    from apps.runs.runner import assemble
+
+    leaf = published_agent(org, name="Leaf", capabilities=[{"id": "planning"}])
+    # Its own author chose 1: it delegates, its delegates do not, whatever its caller allows.
+    narrow = delegating(org, leaf, name="Narrow", config={"max_depth": 1})
+    below = delegating(org, narrow, name="Below")
+    root = delegating(org, below, config={"max_depth": 3})
+    run = run_create(actor=member, organization=org, agent=root, input="hi")
+
+    scope = assemble(Run.objects.get(pk=run.pk)).resources.delegation.scope
+
+    below_scope = scope.delegates["below"].scope
+    assert scope.levels == 3 and below_scope.levels == 1  # min(3 - 1, its own 1)
+    # At the limit: built without delegation rather than with a tool that can only refuse.
+    assert below_scope.delegates["narrow"].scope is None
+
+
+@pytest.mark.django_db
+def test_max_fanout_is_a_result_the_model_can_act_on(org, member):
+    helper = published_agent(org, name="Helper", capabilities=[{"id": "planning"}])
+    parent = delegating(org, helper, config={"max_fanout": 1})
+    one = task_call("/call read_plan {}", "helper")
+
+    run = run_of(member, org, parent, f"{one}\n{one}")
+
+    assert run.status == "completed", run.error
+    assert Run.objects.filter(parent_run=run).count() == 1
+    assert "runs at most 1 at once" in run.output
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("what", ["missing version", "archived"])
+def test_a_pin_that_cannot_run_fails_the_run_naming_the_delegate(org, member, what):
+    helper = published_agent(org, name="Researcher", capabilities=[{"id": "planning"}])
+    middle = delegating(org, helper, name="Middle")
+    root = delegating(org, middle, config={"max_depth": 2})
+    if what == "archived":
+        helper.status = "archived"
+        helper.save(update_fields=["status"])
+    else:
+        version = middle.current_version
+        version.spec = {**version.spec, "subagents": [{"agent_id": helper.pk, "version": 9}]}
+        version.save(update_fields=["spec"])
+
+    run = run_of(member, org, root, task_call("hi", "middle"))
+
+    assert run.status == "failed" and run.stop_reason == "not_runnable"
+    assert "Researcher" in run.error
+    assert not Run.objects.filter(parent_run=run).exists()
