@@ -211,3 +211,109 @@ def test_a_pin_that_cannot_run_fails_the_run_naming_the_delegate(org, member, wh
     assert run.status == "failed" and run.stop_reason == "not_runnable"
     assert "Researcher" in run.error
     assert not Run.objects.filter(parent_run=run).exists()
+
+
+def drive_with(run: Run, script) -> Run:
+    """The runner's own prepare → drive → booking, with the run's agent on a scripted model
+    (the parent must read a task id and wait for it, which the offline script cannot say)."""
+    from asgiref.sync import async_to_sync
+    from pydantic_ai.models.function import FunctionModel
+
+    from apps.runs.runner import DriveState, Outcome, _book_end, drive, prepare
+    from apps.runs.services import run_claim_running
+
+    assert run_claim_running(run.pk)
+    run = Run.objects.select_related("organization", "agent", "agent_version").get(pk=run.pk)
+    prepared = prepare(run)
+    state = DriveState()
+
+    async def stream(messages, info):
+        from pydantic_ai.messages import TextPart, ToolCallPart
+        from pydantic_ai.models.function import DeltaToolCall
+
+        response = script(messages, info)
+        calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
+        if calls:
+            yield {
+                i: DeltaToolCall(name=c.tool_name, json_args=c.args_as_json_str()) for i, c in enumerate(calls)
+            }
+            return
+        for part in response.parts:
+            if isinstance(part, TextPart):
+                yield part.content
+
+    with prepared.agent.override(model=FunctionModel(script, stream_function=stream)):
+        async_to_sync(drive)(prepared, None, state)
+    booking = {
+        "run": run,
+        "model": prepared.model,
+        "records": prepared.meter.records,
+        "messages": state.messages,
+        "output": state.output,
+    }
+    _book_end(run.pk, Outcome("completed", "answered"), booking, prepared, None, state.messages, False)
+    return Run.objects.get(pk=run.pk)
+
+
+def background_script(description: str, delegate: str, *, then_spend_output_tokens: int = 0):
+    """Delegate in the background, wait for the task, then answer (spending what it is told)."""
+    import re
+
+    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    def script(messages, info):
+        returns = [
+            p for m in messages if isinstance(m, ModelRequest) for p in m.parts
+            if isinstance(p, ToolReturnPart)
+        ]
+        if not returns:
+            return ModelResponse(
+                parts=[ToolCallPart("task", {"description": description, "subagent_type": delegate})]
+            )
+        if len(returns) == 1:
+            task_id = re.search(r"Task ID: (\w+)", returns[0].model_response_str()).group(1)
+            return ModelResponse(parts=[ToolCallPart("wait_tasks", {"task_ids": [task_id]})])
+        # The streamed usage is estimated from the words sent: one token a word.
+        padding = " spent" * then_spend_output_tokens
+        return ModelResponse(parts=[TextPart("Done: " + returns[-1].model_response_str()[:3000] + padding)])
+
+    return script
+
+
+@pytest.mark.django_db
+def test_a_background_delegation_costs_its_own_entries_not_what_the_parent_spent_after(org, member):
+    # Seed 003: a delegate that spent $0.01 was recorded at $0.51 when the parent spent $0.50
+    # after it; a delegation's cost is the sum of its own entries, whenever it settles.
+    helper = published_agent(org, name="Helper", capabilities=[{"id": "planning"}])
+    parent = delegating(org, helper, config={"mode": "async"})
+    run = run_create(actor=member, organization=org, agent=parent, input="go")
+
+    run = drive_with(
+        run,
+        background_script("/call read_plan {}", "helper", then_spend_output_tokens=33_334),
+    )
+
+    child = Run.objects.get(parent_run=run)
+    assert child.status == "completed"
+    parent_own = total(own_entries(run, delegation=""))
+    assert parent_own >= Decimal("0.50")
+    # About a cent of its own (the planning tools' definitions), never the parent's half dollar.
+    assert Decimal("0") < child.cost_usd < Decimal("0.05")
+    assert child.cost_usd == total(own_entries(run, billed_delegation=child.subagent_task_id))
+    assert run.cost_usd == parent_own + child.cost_usd
+    # Its span is the task handle's: when the delegate started and ended, not when it was booked.
+    assert run.started_at <= child.started_at <= child.ended_at < run.ended_at
+
+
+@pytest.mark.django_db
+def test_a_gated_tool_in_a_background_delegation_is_refused_telling_the_model_to_use_sync(
+    org, member
+):
+    mailer = gated_helper(org)
+    parent = delegating(org, mailer, config={"mode": "async"})
+    run = run_create(actor=member, organization=org, agent=parent, input="go")
+
+    run = drive_with(run, background_script(ADD, "mailer"))
+
+    assert not ToolApproval.objects.filter(run=run).exists()
+    assert 'mode="sync"' in run.output
+    assert Run.objects.get(parent_run=run).status == "completed"
