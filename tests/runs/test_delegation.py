@@ -317,3 +317,71 @@ def test_a_gated_tool_in_a_background_delegation_is_refused_telling_the_model_to
     assert not ToolApproval.objects.filter(run=run).exists()
     assert 'mode="sync"' in run.output
     assert Run.objects.get(parent_run=run).status == "completed"
+
+
+@pytest.mark.django_db
+def test_the_parents_cap_sees_every_delegate_request_before_the_next(org, member):
+    from tests.runs.factories import book_spend, queued_run
+
+    helper = published_agent(org, name="Helper", capabilities=[{"id": "planning"}])
+    parent = delegating(org, helper, budget={"monthly_usd": "1.00"})
+    # The parent's month is a hair under its cap: its own first request is admitted, and the
+    # delegate's first request — booked on this run's ledger, against this run's caps — is not.
+    book_spend(queued_run(member, org, parent), Decimal("0.9999"))
+
+    run = run_of(member, org, parent, task_call("/call read_plan {}", "helper"))
+
+    assert run.status == "budget_exceeded", run.error
+    assert run.budget_refusal["scope"] == "agent"
+    child = Run.objects.get(parent_run=run)
+    assert child.status == "budget_exceeded" and "monthly budget of $1.00" in child.error
+    assert child.request_count == 0
+    assert own_entries(run, delegation=child.subagent_task_id).count() == 0
+
+
+@pytest.mark.django_db
+def test_a_delegates_own_monthly_cap_does_not_apply_inside_the_parents_run(org, member):
+    from tests.runs.factories import book_spend, queued_run
+
+    helper = published_agent(
+        org, name="Helper", capabilities=[{"id": "planning"}], budget={"monthly_usd": "0.01"}
+    )
+    book_spend(queued_run(member, org, helper), Decimal("5"))  # far past its own cap
+    parent = delegating(org, helper)
+
+    run = run_of(member, org, parent, task_call("/call read_plan {}", "helper"))
+
+    assert run.status == "completed", run.error
+    assert Run.objects.get(parent_run=run).status == "completed"
+    # Its own cap still governs its own runs.
+    assert run_of(member, org, helper, "hello").status == "budget_exceeded"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_delegate_is_priced_by_its_own_provider(org, owner, member, allow_local_model_requests):
+    from apps.spend.pricing import price_usage
+    from apps.vault.services import secret_create
+    from tests.runs.factories import compatible_profile
+    from tests.runs.fake_openai import FakeOpenAI
+
+    with FakeOpenAI() as server:
+        secret = secret_create(
+            actor=owner, organization=org, name="k", purpose="openai_compatible", value="sk-test-1"
+        )
+        profile = compatible_profile(
+            org, base_url=server.base_url, model_name="gpt-4o-mini", secret=secret
+        )
+        helper = published_agent(org, name="Helper", model_profile_id=profile.pk)
+        parent = delegating(org, helper)
+
+        run = run_of(member, org, parent, task_call("say hi", "helper"))
+
+    assert run.status == "completed", run.error
+    child = Run.objects.get(parent_run=run)
+    entry = own_entries(run, delegation=child.subagent_task_id).get()
+    assert (entry.provider, entry.model_name) == ("openai_compatible", "gpt-4o-mini")
+    assert entry.priced and entry.cost_usd == price_usage(
+        "openai_compatible", "gpt-4o-mini", entry.input_tokens, entry.output_tokens
+    ).cost_usd
+    assert (child.model_provider, child.cost_usd) == ("openai_compatible", entry.cost_usd)
+    assert set(own_entries(run, delegation="").values_list("provider", flat=True)) == {"offline"}
