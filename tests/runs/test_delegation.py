@@ -385,3 +385,63 @@ def test_each_delegate_is_priced_by_its_own_provider(org, owner, member, allow_l
     ).cost_usd
     assert (child.model_provider, child.cost_usd) == ("openai_compatible", entry.cost_usd)
     assert set(own_entries(run, delegation="").values_list("provider", flat=True)) == {"offline"}
+
+
+WRITER = {"name": "writer", "description": "Writes prose.", "instructions": "You write."}
+
+
+@pytest.mark.django_db
+def test_an_inline_specialist_gets_no_row_and_bills_to_its_nearest_published_ancestor(org, member):
+    coordinator = published_agent(
+        org,
+        name="Coordinator",
+        capabilities=[{"id": "subagents", "config": {"inline": [WRITER]}}],
+    )
+    parent = delegating(org, coordinator, config={"max_depth": 2, "inline": [WRITER]})
+    script = "\n".join(
+        [task_call(task_call("draft it", "writer"), "coordinator"), task_call("and you", "writer")]
+    )
+
+    run = run_of(member, org, parent, script)
+
+    assert run.status == "completed", run.error
+    coordinator_row = Run.objects.get(parent_run=run)  # the only delegated row: writers get none
+    assert not Run.objects.filter(parent_run=coordinator_row).exists()
+    assert Run.objects.filter(parent_run__isnull=False).count() == 1
+    task = coordinator_row.subagent_task_id
+    under_coordinator = own_entries(run, billed_delegation=task).exclude(delegation=task)
+    assert under_coordinator.exists()  # the writer inside the coordinator bills to its row …
+    assert set(under_coordinator.values_list("agent_id", flat=True)) == {coordinator.pk}
+    assert coordinator_row.cost_usd == total(own_entries(run, billed_delegation=task))
+    # … while the writer directly under the run's agent lands on the run's own row.
+    direct = own_entries(run, billed_delegation="").exclude(delegation="")
+    assert direct.exists() and set(direct.values_list("agent_id", flat=True)) == {parent.pk}
+    started = [f for f in frames_after(run.pk) if f["type"] == "subagent_started"]
+    writer_frames = [f for f in started if f["name"] == "writer"]
+    assert writer_frames and all(f["kind"] == "inline" for f in writer_frames)
+    assert writer_frames[0]["definition"]["instructions"] == "You write."
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failed_delegation_keeps_the_controlled_sentence_on_its_row(
+    org, owner, member, allow_local_model_requests
+):
+    from tests.runs.factories import compatible_profile
+    from tests.runs.fake_openai import FakeOpenAI
+
+    with FakeOpenAI() as server:
+        profile = compatible_profile(org, base_url=server.base_url, model_name="broken-500")
+        helper = published_agent(
+            org, name="Helper", model_profile_id=profile.pk, capabilities=[{"id": "planning"}]
+        )
+        parent = delegating(org, helper)
+
+        run = run_of(member, org, parent, task_call("/tools 1 read_plan", "helper"))
+
+    assert run.status == "completed", run.error
+    child = Run.objects.get(parent_run=run)
+    assert (child.status, child.stop_reason) == ("failed", "provider_error")
+    assert child.error == "The model provider failed to answer (HTTP 500)."
+    assert server.base_url not in child.error
+    finished = [f for f in frames_after(run.pk) if f["type"] == "subagent_finished"][0]
+    assert finished["error"] == child.error
