@@ -69,6 +69,7 @@ from apps.spend.services import BudgetExceeded
 from .events import (
     SubagentFinishedFrame,
     SubagentParkedFrame,
+    SubagentRecordedFrame,
     SubagentStartedFrame,
     SubagentTextDeltaFrame,
     SubagentToolCallFrame,
@@ -1137,7 +1138,9 @@ def book_delegations(*, run, runtime: DelegationRuntime | None, parking: bool) -
             )
             rows[record.task_id] = child
             frames.append(
-                {"type": "subagent_recorded", "task_id": record.task_id, "run_id": child.pk}
+                SubagentRecordedFrame(
+                    type="subagent_recorded", task_id=record.task_id, run_id=child.pk
+                )
             )
     # A delegation whose published parent is still parked waits for that parent's row.
     waiting.extend(pending)

@@ -161,7 +161,9 @@ class SubagentParkedFrame(TypedDict):
     cost_usd: str
 
 
-class _SubagentFinishedFields(TypedDict):
+class SubagentFinishedFrame(TypedDict):
+    """A delegation ended (its row, for a published delegate, follows in subagent_recorded)."""
+
     type: Literal["subagent_finished"]
     task_id: str
     status: str
@@ -169,11 +171,6 @@ class _SubagentFinishedFields(TypedDict):
     cost_usd: str
     cost_is_partial: bool
     error: str
-
-
-class SubagentFinishedFrame(_SubagentFinishedFields, total=False):
-    # The delegated run's row, once written (a published delegate; an inline specialist has none).
-    run_id: int | None
 
 
 class SubagentRecordedFrame(TypedDict):

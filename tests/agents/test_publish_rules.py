@@ -500,17 +500,25 @@ def test_a_frozen_version_whose_key_was_deleted_is_refused_at_run_assembly(
 
 
 def test_delegation_settings_this_deployment_does_not_run_are_refused_by_name(check):
-    errors = check(spec_with(binding("subagents", {"allow_dynamic": True, "allow_questions": True})))
+    errors = check(
+        spec_with(binding("subagents", {"allow_dynamic": True, "allow_questions": True}))
+    )
     assert where(errors) == {
         ("subagents", "config.allow_dynamic"),
         ("subagents", "config.allow_questions"),
     }
 
 
-def test_publishing_freezes_a_delegate_named_without_a_version(make_agent, builder, published_helper):
-    agent = make_agent(spec_with(binding("subagents"), subagents=[{"agent_id": published_helper.pk}]))
+def test_publishing_freezes_a_delegate_named_without_a_version(
+    make_agent, builder, published_helper
+):
+    agent = make_agent(
+        spec_with(binding("subagents"), subagents=[{"agent_id": published_helper.pk}])
+    )
     version = agent_publish(actor=builder, agent=agent)
-    assert version.spec["subagents"] == [{"agent_id": published_helper.pk, "version": 1, "mode": None}]
+    assert version.spec["subagents"] == [
+        {"agent_id": published_helper.pk, "version": 1, "mode": None}
+    ]
     # A draft written before the field took its name still reads.
     from apps.agents.spec import AgentSpec
 

@@ -30,7 +30,9 @@ def delegating(org, *pins, name="Orchestrator", config=None, capabilities=(), **
         org,
         name=name,
         capabilities=[{"id": "subagents", "config": config or {}}, *capabilities],
-        subagents=[{"agent_id": pin.pk, "version": 1} if hasattr(pin, "pk") else pin for pin in pins],
+        subagents=[
+            {"agent_id": pin.pk, "version": 1} if hasattr(pin, "pk") else pin for pin in pins
+        ],
         **spec,
     )
 
@@ -66,7 +68,11 @@ def test_a_sync_delegation_books_into_the_runs_one_ledger_and_gets_its_own_row(o
     assert set(delegated.values_list("billed_delegation", flat=True)) == {child.subagent_task_id}
     # The child's row is its share; the parent's row is the whole ledger, the authority.
     assert child.cost_usd == total(delegated) > 0
-    assert run.cost_usd == total(own_entries(run)) == total(own_entries(run, delegation="")) + child.cost_usd
+    assert (
+        run.cost_usd
+        == total(own_entries(run))
+        == total(own_entries(run, delegation="")) + child.cost_usd
+    )
     assert child.started_at <= child.ended_at
     assert "no plan" in child.output.lower() or child.output
     frames = [f["type"] for f in frames_after(run.pk)]
@@ -100,7 +106,10 @@ def test_an_approval_two_levels_down_parks_the_run_and_approving_continues_that_
     assert run.status == "awaiting_approval", run.error
     approval = ToolApproval.objects.get(run=run)
     # The queue names the delegate and the arguments it proposed (its own gate parked it).
-    assert (approval.tool_name, approval.arguments) == ("add_task", {"content": "Email the customer"})
+    assert (approval.tool_name, approval.arguments) == (
+        "add_task",
+        {"content": "Email the customer"},
+    )
     assert approval.delegate_name == "mailer" and approval.delegate_agent_id == mailer.pk
     tree = run.paused_state["delegates"]
     assert [node["name"] for node in tree] == ["coordinator"]
@@ -235,7 +244,8 @@ def drive_with(run: Run, script) -> Run:
         calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
         if calls:
             yield {
-                i: DeltaToolCall(name=c.tool_name, json_args=c.args_as_json_str()) for i, c in enumerate(calls)
+                i: DeltaToolCall(name=c.tool_name, json_args=c.args_as_json_str())
+                for i, c in enumerate(calls)
             }
             return
         for part in response.parts:
@@ -251,7 +261,9 @@ def drive_with(run: Run, script) -> Run:
         "messages": state.messages,
         "output": state.output,
     }
-    _book_end(run.pk, Outcome("completed", "answered"), booking, prepared, None, state.messages, False)
+    _book_end(
+        run.pk, Outcome("completed", "answered"), booking, prepared, None, state.messages, False
+    )
     return Run.objects.get(pk=run.pk)
 
 
@@ -259,22 +271,36 @@ def background_script(description: str, delegate: str, *, then_spend_output_toke
     """Delegate in the background, wait for the task, then answer (spending what it is told)."""
     import re
 
-    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.messages import (
+        ModelRequest,
+        ModelResponse,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+    )
+
     def script(messages, info):
         returns = [
-            p for m in messages if isinstance(m, ModelRequest) for p in m.parts
+            p
+            for m in messages
+            if isinstance(m, ModelRequest)
+            for p in m.parts
             if isinstance(p, ToolReturnPart)
         ]
         if not returns:
             return ModelResponse(
-                parts=[ToolCallPart("task", {"description": description, "subagent_type": delegate})]
+                parts=[
+                    ToolCallPart("task", {"description": description, "subagent_type": delegate})
+                ]
             )
         if len(returns) == 1:
             task_id = re.search(r"Task ID: (\w+)", returns[0].model_response_str()).group(1)
             return ModelResponse(parts=[ToolCallPart("wait_tasks", {"task_ids": [task_id]})])
         # The streamed usage is estimated from the words sent: one token a word.
         padding = " spent" * then_spend_output_tokens
-        return ModelResponse(parts=[TextPart("Done: " + returns[-1].model_response_str()[:3000] + padding)])
+        return ModelResponse(
+            parts=[TextPart("Done: " + returns[-1].model_response_str()[:3000] + padding)]
+        )
 
     return script
 
@@ -358,7 +384,9 @@ def test_a_delegates_own_monthly_cap_does_not_apply_inside_the_parents_run(org, 
 
 
 @pytest.mark.django_db(transaction=True)
-def test_each_delegate_is_priced_by_its_own_provider(org, owner, member, allow_local_model_requests):
+def test_each_delegate_is_priced_by_its_own_provider(
+    org, owner, member, allow_local_model_requests
+):
     from apps.spend.pricing import price_usage
     from apps.vault.services import secret_create
     from tests.runs.factories import compatible_profile
@@ -380,9 +408,13 @@ def test_each_delegate_is_priced_by_its_own_provider(org, owner, member, allow_l
     child = Run.objects.get(parent_run=run)
     entry = own_entries(run, delegation=child.subagent_task_id).get()
     assert (entry.provider, entry.model_name) == ("openai_compatible", "gpt-4o-mini")
-    assert entry.priced and entry.cost_usd == price_usage(
-        "openai_compatible", "gpt-4o-mini", entry.input_tokens, entry.output_tokens
-    ).cost_usd
+    assert (
+        entry.priced
+        and entry.cost_usd
+        == price_usage(
+            "openai_compatible", "gpt-4o-mini", entry.input_tokens, entry.output_tokens
+        ).cost_usd
+    )
     assert (child.model_provider, child.cost_usd) == ("openai_compatible", entry.cost_usd)
     assert set(own_entries(run, delegation="").values_list("provider", flat=True)) == {"offline"}
 
@@ -445,3 +477,63 @@ def test_a_failed_delegation_keeps_the_controlled_sentence_on_its_row(
     assert server.base_url not in child.error
     finished = [f for f in frames_after(run.pk) if f["type"] == "subagent_finished"][0]
     assert finished["error"] == child.error
+
+
+@pytest.mark.django_db
+def test_deleting_the_parent_keeps_its_delegations_rows(org, member):
+    helper = published_agent(org, name="Helper", capabilities=[{"id": "planning"}])
+    parent = delegating(org, helper)
+    run = run_of(member, org, parent, task_call("/call read_plan {}", "helper"))
+    child = Run.objects.get(parent_run=run)
+
+    Run.objects.filter(pk=run.pk).delete()
+
+    child.refresh_from_db()
+    assert child.parent_run_id is None and child.cost_usd > 0  # ON DELETE SET NULL
+
+
+@pytest.mark.django_db
+def test_deleting_a_delegate_while_the_run_is_parked_keeps_its_name_on_the_approval(org, member):
+    mailer = gated_helper(org)
+    parent = delegating(org, mailer)
+    run = run_of(member, org, parent, task_call(ADD, "mailer"))
+    assert run.status == "awaiting_approval"
+
+    mailer.delete()
+
+    approval = ToolApproval.objects.get(run=run)
+    assert approval.delegate_agent_id is None and approval.delegate_name == "mailer"
+
+
+@pytest.mark.django_db
+def test_every_delegation_frame_matches_its_typed_definition(org, member, operator):
+    from typing import get_type_hints
+
+    from apps.runs import events
+    from apps.runs.resume import run_resume
+
+    mailer = gated_helper(org)
+    parent = delegating(org, mailer)
+    run = run_of(member, org, parent, task_call(ADD, "mailer"))
+    approval_decide(actor=operator, approval=ToolApproval.objects.get(run=run), decision="approve")
+    run_resume(run_id=run.pk)
+
+    typed = {
+        "subagent_started": events.SubagentStartedFrame,
+        "subagent_text_delta": events.SubagentTextDeltaFrame,
+        "subagent_tool_call": events.SubagentToolCallFrame,
+        "subagent_tool_result": events.SubagentToolResultFrame,
+        "subagent_parked": events.SubagentParkedFrame,
+        "subagent_finished": events.SubagentFinishedFrame,
+        "subagent_recorded": events.SubagentRecordedFrame,
+        "tool_approval_required": events.ToolApprovalRequiredFrame,
+    }
+    frames = [f for f in frames_after(run.pk) if f["type"] in typed]
+    assert set(typed) - {"subagent_text_delta"} <= {f["type"] for f in frames}
+    for frame in frames:
+        definition = typed[frame["type"]]
+        declared = set(get_type_hints(definition)) | {"seq", "run_id"}
+        assert set(frame) <= declared, (frame["type"], set(frame) - declared)
+        assert definition.__required_keys__ <= set(frame), frame["type"]
+        if frame["type"].startswith("subagent_"):
+            assert frame["task_id"]
