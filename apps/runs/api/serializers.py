@@ -28,6 +28,7 @@ class RunSerializer(serializers.ModelSerializer):
     duration_ms = serializers.SerializerMethodField()
     # No message carries a rating yet (ratings are not built); false is what the rows record.
     down_rated = serializers.SerializerMethodField()
+    subagent_task_id = serializers.SerializerMethodField()
 
     def get_duration_ms(self, run) -> int | None:
         if run.started_at is None or run.ended_at is None:
@@ -37,6 +38,11 @@ class RunSerializer(serializers.ModelSerializer):
     def get_down_rated(self, run) -> bool:
         return False
 
+    def get_subagent_task_id(self, run) -> str | None:
+        # An orphaned delegation (its parent deleted, parent_run_id nulled) keeps its row but not
+        # a task id that names a transcript gone with the parent (seed 003).
+        return (run.subagent_task_id or None) if run.parent_run_id else None
+
     class Meta:
         model = Run
         fields = [
@@ -45,6 +51,7 @@ class RunSerializer(serializers.ModelSerializer):
             "agent_version_id",
             "conversation_id",
             "parent_run_id",
+            "subagent_task_id",
             "user_id",
             "surface",
             "approval_mode",
