@@ -125,6 +125,39 @@ def agent_update_draft(
 
 
 @transaction.atomic
+def agent_pin_move(*, actor, agent: Agent, delegate_agent_id: int) -> Agent:
+    """Move the draft's pin of one delegate to the version it publishes now (the Builder's offer
+    when a pin is behind). Only the draft changes: publishing is still what callers will run."""
+    agent = Agent.objects.select_for_update().get(pk=agent.pk)
+    _require_agent(actor, agent, "edit")
+    if agent.status == AgentStatus.ARCHIVED:
+        raise ValidationError({"status": ["an archived agent cannot be edited"]})
+    spec = AgentSpec.model_validate(agent.draft_spec)
+    pin = next((p for p in spec.subagents if p.agent_id == delegate_agent_id), None)
+    target = (
+        Agent.objects.filter(pk=delegate_agent_id, organization=agent.organization)
+        .select_related("current_version")
+        .first()
+    )
+    if pin is None or target is None or target.current_version is None:
+        raise ValidationError(
+            {"delegate": ["this agent does not pin a published delegate by that id"]}
+        )
+    before = pin.version
+    pin.version = target.current_version.number
+    agent.draft_spec = spec.model_dump(mode="json")
+    agent.save(update_fields=["draft_spec", "updated_at"])
+    record_audit(
+        actor=actor,
+        organization=agent.organization,
+        action="agent.pin_move",
+        subject=agent,
+        details={"delegate_agent_id": delegate_agent_id, "from": before, "to": pin.version},
+    )
+    return agent
+
+
+@transaction.atomic
 def agent_publish(*, actor, agent: Agent, note: str = "") -> AgentVersion:
     """Freeze the draft as the next version, or raise :class:`PublishRefused` naming each error."""
     agent = Agent.objects.select_for_update().get(pk=agent.pk)

@@ -11,5 +11,6 @@ urlpatterns = [
     path("new/", views.agent_new, name="new"),
     path("<int:agent_id>/", views.builder, name="builder"),
     path("<int:agent_id>/archive/", views.agent_archive, name="archive"),
+    path("<int:agent_id>/pins/<int:delegate_id>/move/", views.pin_move, name="pin-move"),
     path("<int:agent_id>/versions/<int:number>/", views.version_detail, name="version"),
 ]

@@ -91,6 +91,7 @@ def _render_builder(request, agent, *, spec: dict, errors: list[PublishError], s
         "can_edit": can_edit and agent.status == "active",
         "can_publish": selectors.can(request.user, agent, "publish") and agent.status == "active",
         "versions": selectors.versions_of(agent)[:50],
+        "delegate_pins": selectors.delegate_pins(agent, spec),
         # "Try it" chats with the published version beside the configuration (runs:chat-send).
         "try_it": bool(agent.current_version_id)
         and agent.status == "active"
@@ -216,6 +217,19 @@ def _yaml(spec: dict) -> str:
     return yaml.safe_dump(
         spec, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False
     )
+
+
+@login_required
+@require_POST
+def pin_move(request, agent_id, delegate_id):
+    agent = _agent(request, agent_id, "edit")
+    try:
+        services.agent_pin_move(actor=request.user, agent=agent, delegate_agent_id=delegate_id)
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    else:
+        messages.success(request, "Pin moved in the draft; publish to make callers use it.")
+    return redirect("agents:builder", agent_id=agent.pk)
 
 
 @login_required
