@@ -537,3 +537,46 @@ def test_every_delegation_frame_matches_its_typed_definition(org, member, operat
         assert definition.__required_keys__ <= set(frame), frame["type"]
         if frame["type"].startswith("subagent_"):
             assert frame["task_id"]
+
+
+@pytest.mark.django_db
+def test_a_delegate_gets_what_share_with_delegates_names_and_nothing_else(org, member):
+    bare = published_agent(org, name="Bare")  # binds nothing of its own
+    parent = delegating(
+        org,
+        bare,
+        config={"share_with_delegates": ["planning"]},
+        capabilities=[{"id": "planning"}, {"id": "charts"}],
+    )
+
+    run = run_of(member, org, parent, task_call("/call read_plan {}", "bare"))
+
+    child = Run.objects.get(parent_run=run)
+    calls = [
+        f["tool_name"]
+        for f in frames_after(run.pk)
+        if f["type"] == "subagent_tool_result" and f["task_id"] == child.subagent_task_id
+    ]
+    assert calls == ["read_plan"]  # the shared planning binding reached it
+    assert "Unknown tool" not in child.output
+
+    # The parent's charts binding was not named: the delegate's assembly does not carry it.
+    from apps.runs.runner import assemble
+
+    later = run_create(actor=member, organization=org, agent=parent, input="hi")
+    scope = assemble(Run.objects.get(pk=later.pk)).resources.delegation.scope
+    assert [b.id for b in scope.delegates["bare"].bindings] == ["planning"]
+
+
+@pytest.mark.django_db
+def test_the_yaml_export_of_a_version_carries_its_pins(org, owner):
+    from django.test import Client
+
+    helper = published_agent(org, name="Helper")
+    parent = delegating(org, helper)
+    client = Client()
+    client.force_login(owner)
+
+    page = client.get(f"/agents/{parent.pk}/versions/1/").content.decode()
+
+    assert "subagents:" in page and f"agent_id: {helper.pk}" in page
