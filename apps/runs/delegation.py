@@ -242,6 +242,9 @@ class DelegationRuntime:
     # What a resumed delegate's parked calls returned, to settle their steps.
     settled_returns: dict[str, str] = field(default_factory=dict)
     background: list[Any] = field(default_factory=list)
+    # Every delegate's approval gate: an approve-everything session's waived calls inside a
+    # delegation are written as standing rows too, when the run stops.
+    gates: list[Any] = field(default_factory=list)
 
     def emit(self, *frames: dict) -> None:
         if self.send is not None:
@@ -472,6 +475,7 @@ def _build(
     ]
     if gate.has_work():
         capabilities.append(gate)
+        runtime.gates.append((level.task_id, gate))
     instructions = [
         text
         for text in (

@@ -24,6 +24,8 @@ at the moment it parked.
 
 from __future__ import annotations
 
+import dataclasses
+
 from django.db import transaction
 from pydantic_ai.messages import (
     ModelMessagesTypeAdapter,
@@ -269,6 +271,17 @@ def after_run(*, run: Run, prepared, deferred, messages, resumed: bool) -> list[
     gate = getattr(prepared, "approval_gate", None) if prepared is not None else None
     if gate is not None and gate.waived:
         approvals.approvals_record_standing(run=run, waived=gate.waived)
+    runtime = getattr(prepared, "delegation", None) if prepared is not None else None
+    for task_id, delegate_gate in runtime.gates if runtime is not None else []:
+        if delegate_gate.waived:
+            # Namespaced like a delegate's parked calls: two agents of a tree number theirs alone.
+            waived = [
+                dataclasses.replace(
+                    call, tool_call_id=delegation.leaf_id(task_id, call.tool_call_id)
+                )
+                for call in delegate_gate.waived
+            ]
+            approvals.approvals_record_standing(run=run, waived=waived)
     if resumed:
         runtime = getattr(prepared, "delegation", None)
         _settle(run, messages, runtime.settled_returns if runtime is not None else None)

@@ -580,3 +580,26 @@ def test_the_yaml_export_of_a_version_carries_its_pins(org, owner):
     page = client.get(f"/agents/{parent.pk}/versions/1/").content.decode()
 
     assert "subagents:" in page and f"agent_id: {helper.pk}" in page
+
+
+@pytest.mark.django_db
+def test_an_approve_everything_session_writes_a_delegates_waived_call_as_a_standing_row(org, owner):
+    org.chat_may_waive_approvals = True
+    org.save(update_fields=["chat_may_waive_approvals"])
+    mailer = gated_helper(org)
+    parent = delegating(org, mailer)
+    run = run_create(
+        actor=owner,
+        organization=org,
+        agent=parent,
+        input=task_call(ADD, "mailer"),
+        surface="chat",
+        approval_mode="approve_all",
+    )
+    execute_run(run.pk)
+
+    run.refresh_from_db()
+    assert run.status == "completed", run.error
+    row = ToolApproval.objects.get(run=run)
+    assert (row.status, row.decided_via, row.tool_name) == ("approved", "standing", "add_task")
+    assert row.tool_call_id.startswith(Run.objects.get(parent_run=run).subagent_task_id + "/")
