@@ -216,7 +216,8 @@ def test_payload_is_json_and_carries_every_field_the_api_serves(cap):
 
 
 # Built by issue 8 (apps/capabilities/tools/), ask_user by the approvals app, web_research and
-# web_fetch by issue 16; later issues add the others one by one.
+# web_fetch by issue 16, subagents by issue 19 (apps/runs/delegation.py); later issues add the
+# others one by one.
 BUILT = {
     "clock",
     "thinking",
@@ -227,6 +228,7 @@ BUILT = {
     "ask_user",
     "web_research",
     "web_fetch",
+    "subagents",
 }
 
 
