@@ -29,6 +29,7 @@ history and its parked calls, which the library discards when it re-raises the s
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import logging
 import uuid
@@ -96,6 +97,14 @@ LIFECYCLE_TOOLS = (
     "soft_cancel_task",
     "hard_cancel_task",
 )
+
+
+class DelegateTimeout(Exception):
+    """A delegate's model request took longer than its own profile's request timeout."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        super().__init__(f"no answer within {seconds:g} s")
 
 
 class DelegateNotRunnable(Exception):
@@ -653,9 +662,21 @@ class DelegationTools:
                 cancellation_token=runtime.token,
             ) as child:
                 async for graph_node in child:
-                    if Agent.is_model_request_node(graph_node) or Agent.is_call_tools_node(
-                        graph_node
-                    ):
+                    if Agent.is_model_request_node(graph_node):
+                        # A hung provider ends the delegation at its own profile's timeout.
+                        deadline = asyncio.timeout(delegate.handle.request_timeout_seconds)
+                        try:
+                            async with deadline:
+                                async with graph_node.stream(child.ctx) as stream:
+                                    async for event in stream:
+                                        self._frame_of(event, task_id)
+                        except TimeoutError as exc:
+                            if deadline.expired():
+                                raise DelegateTimeout(
+                                    delegate.handle.request_timeout_seconds
+                                ) from exc
+                            raise
+                    elif Agent.is_call_tools_node(graph_node):
                         async with graph_node.stream(child.ctx) as stream:
                             async for event in stream:
                                 self._frame_of(event, task_id)
@@ -714,6 +735,12 @@ class DelegationTools:
 
                 logger.warning("delegation %s: provider error: %s", task_id, exc)
                 sentence, reason = provider_error_sentence(exc), "provider_error"
+            elif isinstance(exc, DelegateTimeout):
+                sentence = (
+                    f"The model provider did not answer within {exc.seconds:g} seconds (the "
+                    "model profile's request timeout)."
+                )
+                reason = "provider_error"
             else:
                 logger.exception("delegation %s failed", task_id)
                 sentence, reason = FAILED_SENTENCE, "internal_error"

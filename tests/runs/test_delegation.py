@@ -5,7 +5,6 @@ parent's ``/call task {...}`` hands its delegate a description that is itself a 
 
 from __future__ import annotations
 
-import json
 from decimal import Decimal
 
 import pytest
@@ -18,29 +17,8 @@ from apps.runs.models import Run
 from apps.runs.runner import execute_run
 from apps.runs.services import run_create
 from apps.spend.models import LedgerEntry
+from tests.runs.delegating import ADD, delegating, gated_helper, run_of, task_call
 from tests.runs.factories import published_agent
-
-
-def task_call(description: str, delegate: str) -> str:
-    return "/call task " + json.dumps({"description": description, "subagent_type": delegate})
-
-
-def delegating(org, *pins, name="Orchestrator", config=None, capabilities=(), **spec):
-    return published_agent(
-        org,
-        name=name,
-        capabilities=[{"id": "subagents", "config": config or {}}, *capabilities],
-        subagents=[
-            {"agent_id": pin.pk, "version": 1} if hasattr(pin, "pk") else pin for pin in pins
-        ],
-        **spec,
-    )
-
-
-def run_of(member, org, agent, text, surface="api") -> Run:
-    run = run_create(actor=member, organization=org, agent=agent, input=text, surface=surface)
-    execute_run(run.pk)
-    return Run.objects.get(pk=run.pk)
 
 
 def own_entries(run: Run, **filters):
@@ -78,17 +56,6 @@ def test_a_sync_delegation_books_into_the_runs_one_ledger_and_gets_its_own_row(o
     frames = [f["type"] for f in frames_after(run.pk)]
     assert "subagent_started" in frames and "subagent_finished" in frames
     assert "subagent_recorded" in frames
-
-
-ADD = '/call add_task {"content": "Email the customer"}'
-
-
-def gated_helper(org, name="Mailer"):
-    return published_agent(
-        org,
-        name=name,
-        capabilities=[{"id": "planning", "tool_approval": {"add_task": "required"}}],
-    )
 
 
 @pytest.mark.django_db
@@ -603,3 +570,25 @@ def test_an_approve_everything_session_writes_a_delegates_waived_call_as_a_stand
     row = ToolApproval.objects.get(run=run)
     assert (row.status, row.decided_via, row.tool_name) == ("approved", "standing", "add_task")
     assert row.tool_call_id.startswith(Run.objects.get(parent_run=run).subagent_task_id + "/")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_hung_delegate_fails_at_its_own_profiles_timeout_and_the_run_goes_on(
+    org, member, allow_local_model_requests
+):
+    from tests.runs.factories import compatible_profile
+    from tests.runs.fake_openai import FakeOpenAI
+
+    with FakeOpenAI() as server:
+        profile = compatible_profile(org, base_url=server.base_url, model_name="slow-hang")
+        profile.request_timeout_seconds = 1
+        profile.save(update_fields=["request_timeout_seconds"])
+        helper = published_agent(org, name="Helper", model_profile_id=profile.pk)
+        parent = delegating(org, helper)
+
+        run = run_of(member, org, parent, task_call("hello", "helper"))
+
+    assert run.status == "completed", run.error
+    child = Run.objects.get(parent_run=run)
+    assert (child.status, child.stop_reason) == ("failed", "provider_error")
+    assert "did not answer within 1 seconds" in child.error

@@ -9,8 +9,8 @@ from playwright.sync_api import expect
 from apps.approvals.models import ToolApproval
 from apps.runs.models import Run
 from tests.runs.conftest import wait_for
+from tests.runs.delegating import ADD, delegating, gated_helper, task_call
 from tests.runs.live import asgi_server  # noqa: F401  (fixture)
-from tests.runs.test_delegation import ADD, delegating, gated_helper, task_call
 from tests.runs.test_live_browser import sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

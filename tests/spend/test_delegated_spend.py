@@ -8,9 +8,9 @@ import pytest
 
 from apps.runs.models import Run
 from apps.vault.services import secret_create
+from tests.runs.delegating import delegating, run_of, task_call
 from tests.runs.factories import compatible_profile, published_agent
 from tests.runs.fake_openai import FakeOpenAI
-from tests.runs.test_delegation import delegating, run_of, task_call
 
 
 @pytest.fixture
