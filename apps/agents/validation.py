@@ -397,17 +397,8 @@ def _check_coding_agent(binding: CapabilityBinding, spec: AgentSpec, errors) -> 
 
 
 def _check_subagents(binding: CapabilityBinding, parsed, spec: AgentSpec, errors) -> None:
-    # Two settings of the catalog this deployment does not run yet: refused by name rather than
+    # A setting of the catalog this deployment does not run yet: refused by name rather than
     # published as a decision nothing carries out (docs/delegation.md, "Not built yet").
-    if parsed.allow_dynamic:
-        errors.append(
-            PublishError(
-                binding.id,
-                "config.allow_dynamic",
-                "specialists written by the model during a run are not available in this "
-                "deployment yet; leave allow_dynamic off",
-            )
-        )
     if parsed.allow_questions:
         errors.append(
             PublishError(

@@ -32,11 +32,13 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+import re
 import uuid
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
 from pydantic_ai import Agent, DeferredToolRequests, RunContext, UsageLimits
@@ -82,6 +84,7 @@ from .offline import offline_toolset
 logger = logging.getLogger(__name__)
 
 CAPABILITY_ID = "subagents"
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 BACKGROUND_GATE_REFUSAL = (
     "{tool} needs a person's approval, and a delegation running in the background cannot stop "
@@ -159,8 +162,16 @@ class DelegationScope:
     # Delegation levels this agent may still start, its own included (>= 1).
     levels: int
     runtime: DelegationRuntime | None = None
+    # allow_dynamic: the organization's model profiles a specialist the model writes may run on
+    # (by label), and what such a specialist is built with (the owning agent's row and gate).
+    dynamic_models: dict[str, ModelHandle] = field(default_factory=dict)
+    owner_agent_id: int = 0
+    owner_spec: Any = None
+    owner_max_steps: int = 25
 
     def background_reachable(self) -> bool:
+        if self.config.allow_dynamic:
+            return True
         return any(d.mode in ("async", "auto") for d in self.delegates.values())
 
     def instructions(self) -> str:
@@ -229,6 +240,9 @@ class Level:
     billed: str = ""
     parked: dict[str, dict] = field(default_factory=dict)
     resuming: dict[str, dict] = field(default_factory=dict)
+    # Specialists the model wrote with create_agent, by name (their definitions): they last the
+    # whole run, a park included (carried in the parked state), and never the next turn.
+    created: dict[str, dict] = field(default_factory=dict)
 
 
 @dataclass
@@ -407,10 +421,37 @@ def resolve_scope(
                 "model_profile_id": specialist.model_profile_id,
             },
         )
-    if not delegates:
+    if not delegates and not config.allow_dynamic:
         # Bound without a delegate, the capability contributes nothing (seed 000).
         return None
-    return DelegationScope(config=config, delegates=delegates, levels=levels)
+    return DelegationScope(
+        config=config,
+        delegates=delegates,
+        levels=levels,
+        dynamic_models=_dynamic_models(organization) if config.allow_dynamic else {},
+        owner_agent_id=agent_id,
+        owner_spec=spec,
+        owner_max_steps=spec.limits.max_steps,
+    )
+
+
+def _dynamic_models(organization) -> dict[str, ModelHandle]:
+    """The organization's model profiles a written specialist may name, by label: each built now
+    (its key decrypted here, before the run), so a specialist is priced, capped and keyed like
+    everything else; a profile that cannot be built (no key) is left out of the list."""
+    from apps.agents.selectors import model_profiles_for
+
+    models: dict[str, ModelHandle] = {}
+    for profile in model_profiles_for(organization).order_by("label"):
+        try:
+            models[profile.label] = build_model(profile)
+        except ModelUnavailable:
+            continue
+    if not models:
+        # An organization with no profile runs on the offline default; so may its specialists.
+        default = model_profile_for(organization, None)
+        models[default.label] = build_model(default)
+    return models
 
 
 def _delegate_name(agent_name: str, taken: dict) -> str:
@@ -560,30 +601,109 @@ class DelegationTools:
             "delegate": self.delegate,
         }
 
+    def _written(self, definition: dict) -> Delegate:
+        """A specialist the model wrote: instructions and one of the organization's model
+        profiles, nothing else — no capabilities (a model may not grant its child one), no
+        knowledge, no delegates; built like an inline specialist, on the run's guard and gate."""
+        scope = self.scope
+        return Delegate(
+            name=definition["name"],
+            description=definition["description"],
+            mode=scope.config.mode,
+            published=False,
+            handle=scope.dynamic_models[definition["model"]],
+            instructions=definition["instructions"],
+            bindings=[],
+            secrets={},
+            max_steps=scope.owner_max_steps,
+            gate_spec=scope.owner_spec,
+            agent_id=scope.owner_agent_id,
+            definition={**definition, "dynamic": True},
+        )
+
+    def _refuse_dynamic(self, name: str, model: str) -> str | None:
+        if not _NAME.match(name or ""):
+            return (
+                "Error: a specialist's name is lower-case letters, digits, - and _ (at most 64), "
+                "starting with a letter or digit."
+            )
+        if model not in self.scope.dynamic_models:
+            # Only a model the organization has a profile for; the refusal names the list.
+            return (
+                f"Error: {model!r} is not one of this organization's model profiles. Name one of: "
+                + ", ".join(self.scope.dynamic_models)
+                + "."
+            )
+        return None
+
     async def create_agent(
         self, ctx: RunContext, name: str, description: str, instructions: str, model: str
     ) -> str:
-        """Write a specialist for yourself."""
+        """Write a specialist for yourself, to delegate to by name in this run."""
+        refusal = self._refuse_dynamic(name, model)
+        if refusal:
+            return refusal
+        if name in self.scope.delegates or name in self.level.created:
+            return f"Error: a specialist named {name!r} already exists; pick another name."
+        limit = settings.MAX_DYNAMIC_SPECIALISTS
+        if len(self.level.created) >= limit:
+            return (
+                f"Error: this run already keeps {limit} specialists written during it "
+                "(MAX_DYNAMIC_SPECIALISTS). Delegate to one of them, or use delegate for a "
+                "one-off task."
+            )
+        self.level.created[name] = {
+            "name": name,
+            "description": description,
+            "instructions": instructions,
+            "model": model,
+        }
         return (
-            "Specialists written during a run are not available in this deployment yet; use one "
-            "of the delegates listed in your instructions, or do the work yourself."
+            f"Specialist '{name}' created on {model}. Use task with subagent_type '{name}' to "
+            "delegate to it in this run; it is not kept after this turn."
         )
 
     async def delegate(
         self, ctx: RunContext, description: str, instructions: str, name: str, model: str
     ) -> str:
-        """Write a one-off specialist and hand it a task."""
-        return await self.create_agent(ctx, name, description, instructions, model)
+        """Write a one-off specialist and hand it a task in one call."""
+        node = None
+        if ctx.tool_call_approved and ctx.tool_call_id in self.level.resuming:
+            node = self.level.resuming.pop(ctx.tool_call_id)
+        refusal = None if node else self._refuse_dynamic(name, model)
+        if refusal:
+            return refusal
+        written = self._written(
+            {
+                "name": name,
+                "description": description[:300],
+                "instructions": instructions,
+                "model": model,
+            }
+        )
+        return await self._dispatch(ctx, written, description, node)
 
     async def task(self, ctx: RunContext, description: str, subagent_type: str) -> str:
         """Hand a self-contained piece of work to one of this agent's specialists."""
         delegate = self.scope.delegates.get(subagent_type)
+        if delegate is None and subagent_type in self.level.created:
+            delegate = self._written(self.level.created[subagent_type])
         if delegate is None:
-            available = ", ".join(self.scope.delegates) or "none"
-            return f"Error: Unknown subagent '{subagent_type}'. Available: {available}."
+            available = ", ".join([*self.scope.delegates, *self.level.created]) or "none"
+            hint = (
+                " A specialist written with create_agent lasts one turn: create it again."
+                if self.scope.config.allow_dynamic
+                else ""
+            )
+            return f"Error: Unknown subagent '{subagent_type}'. Available: {available}.{hint}"
         node = None
         if ctx.tool_call_approved and ctx.tool_call_id in self.level.resuming:
             node = self.level.resuming.pop(ctx.tool_call_id)
+        return await self._dispatch(ctx, delegate, description, node)
+
+    async def _dispatch(
+        self, ctx: RunContext, delegate: Delegate, description: str, node: dict | None
+    ) -> str:
         key = self.level.task_id
         if node is None:
             running = self.runtime.in_flight.get(key, 0) + self._background_running(ctx)
@@ -617,6 +737,7 @@ class DelegationTools:
             task_id=task_id,
             billed=task_id if delegate.published else self.level.billed,
             resuming={child["task_call_id"]: child for child in (node or {}).get("delegates", [])},
+            created=dict((node or {}).get("created") or {}),
         )
 
     def _started(self, delegate: Delegate, task_id: str, mode: str, description: str, **extra):
@@ -627,7 +748,9 @@ class DelegationTools:
             name=delegate.name,
             mode=mode,
             description=description[:2000],
-            kind="published" if delegate.published else "inline",
+            kind="published"
+            if delegate.published
+            else ("dynamic" if (delegate.definition or {}).get("dynamic") else "inline"),
         )
         if delegate.published:
             frame["agent_id"] = delegate.agent_id
@@ -789,6 +912,7 @@ class DelegationTools:
                     if call.tool_call_id not in level.parked
                 ],
                 "delegates": list(level.parked.values()),
+                "created": level.created,
             }
             runtime.emit(
                 SubagentParkedFrame(

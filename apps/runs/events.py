@@ -118,14 +118,15 @@ class _SubagentStartedFields(TypedDict):
     name: str
     mode: Literal["sync", "async"]
     description: str
-    # "published" (a pinned agent) or "inline" (a specialist defined inside the agent).
-    kind: Literal["published", "inline"]
+    # "published" (a pinned agent), "inline" (a specialist defined inside the agent) or
+    # "dynamic" (one the model wrote with create_agent / delegate).
+    kind: Literal["published", "inline", "dynamic"]
 
 
 class SubagentStartedFrame(_SubagentStartedFields, total=False):
     agent_id: int
-    # An inline specialist's definition (instructions, model profile), so the panel can offer
-    # to keep it as a draft agent while the run is on screen.
+    # An inline or written specialist's definition (instructions, model profile), so the panel
+    # can offer to keep it as a draft agent while the run is on screen.
     definition: dict
     # The delegation continues where it parked (an approval inside it was decided).
     resumed: bool

@@ -219,6 +219,10 @@ def _park(run: Run, prepared, deferred, messages) -> list[dict]:
         "parked": parked,
         "delegates": [node for node in nodes.values()],
     }
+    runtime = getattr(prepared, "delegation", None)
+    if runtime is not None and runtime.root.created:
+        # Specialists the model wrote last the whole run, a park included (seed 000, #175).
+        state["dynamic_specialists"] = runtime.root.created
     plan = _plan_of(prepared)
     if plan is not None:
         state["plan"] = plan

@@ -243,6 +243,7 @@ def _resolve_delegation(run, spec, bindings, handle, gate, resources, resume):
     )
     if resume:
         runtime.root.resuming = delegation.resume_tree(run.paused_state)
+        runtime.root.created = dict((run.paused_state or {}).get("dynamic_specialists") or {})
         runtime.records = delegation.pending_records(run.paused_state)
     delegation.attach_runtime(scope, runtime)
     resources.delegation = delegation.DelegationScopeAt(scope, runtime.root)

@@ -5,6 +5,7 @@ parent's ``/call task {...}`` hands its delegate a description that is itself a 
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 
 import pytest
@@ -592,3 +593,84 @@ def test_a_hung_delegate_fails_at_its_own_profiles_timeout_and_the_run_goes_on(
     child = Run.objects.get(parent_run=run)
     assert (child.status, child.stop_reason) == ("failed", "provider_error")
     assert "did not answer within 1 seconds" in child.error
+
+
+def _profile(org, label):
+    from apps.agents.models import ModelProfile
+
+    return ModelProfile.objects.create(
+        organization=org, label=label, provider="offline", model_name="offline"
+    )
+
+
+@pytest.mark.django_db
+def test_a_written_specialist_names_an_organizations_model_and_runs_on_the_runs_ledger(org, member):
+    _profile(org, "Fast")
+    parent = delegating(org, config={"allow_dynamic": True})
+    create = "/call create_agent " + json.dumps(
+        {"name": "poet", "description": "Writes", "instructions": "Write.", "model": "Fast"}
+    )
+    unknown = "/call create_agent " + json.dumps(
+        {"name": "other", "description": "x", "instructions": "x", "model": "gpt-9"}
+    )
+
+    run = run_of(member, org, parent, f"{create}\n{unknown}")
+
+    assert run.status == "completed", run.error
+    assert "Specialist 'poet' created on Fast" in run.output
+    # The refusal lists what the organization has.
+    assert "is not one of this organization's model profiles. Name one of: Fast" in run.output
+
+    one_off = "/call delegate " + json.dumps(
+        {"description": "say hi", "instructions": "Be brief.", "name": "greeter", "model": "Fast"}
+    )
+    later = run_of(member, org, parent, one_off)
+    assert later.status == "completed", later.error
+    started = [f for f in frames_after(later.pk) if f["type"] == "subagent_started"]
+    assert started[0]["kind"] == "dynamic"
+    assert started[0]["definition"]["instructions"] == "Be brief."
+    task_id = started[0]["task_id"]
+    # No row (nobody published it); its spend is on the run's ledger, billed to the run's row.
+    assert not Run.objects.filter(parent_run=later).exists()
+    entries = own_entries(later, delegation=task_id)
+    assert entries.exists() and set(entries.values_list("billed_delegation", flat=True)) == {""}
+
+
+@pytest.mark.django_db
+def test_written_specialists_are_capped_per_run(org, member, settings):
+    settings.MAX_DYNAMIC_SPECIALISTS = 1
+    _profile(org, "Fast")
+    parent = delegating(org, config={"allow_dynamic": True})
+    lines = [
+        "/call create_agent "
+        + json.dumps({"name": n, "description": "x", "instructions": "x", "model": "Fast"})
+        for n in ("one", "two")
+    ]
+
+    run = run_of(member, org, parent, "\n".join(lines))
+
+    assert "created on Fast" in run.output and "MAX_DYNAMIC_SPECIALISTS" in run.output
+
+
+@pytest.mark.django_db
+def test_a_written_specialist_is_kept_across_a_park_but_not_into_the_next_turn(org, member):
+    from apps.runs.runner import assemble
+
+    _profile(org, "Fast")
+    parent = delegating(
+        org,
+        config={"allow_dynamic": True},
+        capabilities=[{"id": "planning", "tool_approval": {"add_task": "required"}}],
+    )
+    create = "/call create_agent " + json.dumps(
+        {"name": "poet", "description": "Writes", "instructions": "Write.", "model": "Fast"}
+    )
+
+    run = run_of(member, org, parent, f"{create}\n{ADD}")
+
+    assert run.status == "awaiting_approval", run.error
+    assert run.paused_state["dynamic_specialists"]["poet"]["model"] == "Fast"
+    resumed = assemble(Run.objects.get(pk=run.pk), resume=True)
+    assert "poet" in resumed.delegation.root.created
+    fresh = run_create(actor=member, organization=org, agent=parent, input="again")
+    assert assemble(Run.objects.get(pk=fresh.pk)).delegation.root.created == {}
