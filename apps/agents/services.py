@@ -125,6 +125,39 @@ def agent_update_draft(
 
 
 @transaction.atomic
+def specialist_promote(
+    *, actor, organization, name: str, description: str, instructions: str, model: str = ""
+) -> Agent:
+    """A specialist kept as a draft agent (seed 000: promotion stops at the draft). ``model`` is a
+    model profile's label or id in this organization; unknown, the draft uses the default."""
+    if not instructions.strip():
+        raise ValidationError({"instructions": ["a specialist needs its instructions"]})
+    profiles = ModelProfile.objects.filter(organization=organization)
+    profile = profiles.filter(label=model).first() if model else None
+    if profile is None and str(model).isdigit():
+        profile = profiles.filter(pk=int(model)).first()
+    spec = {
+        "instructions": instructions[:20000],
+        "model_profile_id": profile.pk if profile else None,
+    }
+    agent = agent_create(
+        actor=actor,
+        organization=organization,
+        name=(name or "Specialist")[:120],
+        description=(description or "")[:500],
+        spec=spec,
+    )
+    record_audit(
+        actor=actor,
+        organization=organization,
+        action="agent.promote_specialist",
+        subject=agent,
+        details={"name": agent.name, "model_profile_id": spec["model_profile_id"]},
+    )
+    return agent
+
+
+@transaction.atomic
 def agent_pin_move(*, actor, agent: Agent, delegate_agent_id: int) -> Agent:
     """Move the draft's pin of one delegate to the version it publishes now (the Builder's offer
     when a pin is behind). Only the draft changes: publishing is still what callers will run."""

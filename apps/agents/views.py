@@ -221,6 +221,28 @@ def _yaml(spec: dict) -> str:
 
 @login_required
 @require_POST
+def specialist_promote(request):
+    """Keep a specialist (inline, or one the model wrote during a run) as a draft agent: owned by
+    whoever promoted it, behind agents:edit; it does not publish, pin or remove anything."""
+    organization = _organization(request)
+    try:
+        agent = services.specialist_promote(
+            actor=request.user,
+            organization=organization,
+            name=request.POST.get("name", ""),
+            description=request.POST.get("description", ""),
+            instructions=request.POST.get("instructions", ""),
+            model=request.POST.get("model", ""),
+        )
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+        return redirect("runs:chat")
+    messages.success(request, f"{agent.name} kept as a draft agent; publish it to use it.")
+    return redirect("agents:builder", agent_id=agent.pk)
+
+
+@login_required
+@require_POST
 def pin_move(request, agent_id, delegate_id):
     agent = _agent(request, agent_id, "edit")
     try:

@@ -376,9 +376,37 @@
     foot.appendChild(status);
     foot.appendChild(el("span", "delegation-cost"));
     panel.appendChild(foot);
+    if (frame.definition && form.dataset.promoteUrl) {
+      panel.appendChild(promoteForm(frame.definition));
+    }
     var parent = frame.parent_task_id ? panelOf(frame.parent_task_id) : null;
     (parent ? parent.querySelector(".delegation-body") : body).appendChild(panel);
     return panel;
+  }
+
+  // A specialist exists only for this run: a person may keep it as a draft agent while it is on
+  // screen (the server creates the draft behind agents:edit; nothing is published or pinned).
+  function promoteForm(definition) {
+    var keep = el("form", "delegation-promote");
+    keep.method = "post";
+    keep.action = form.dataset.promoteUrl;
+    var token = form.querySelector("input[name=csrfmiddlewaretoken]");
+    var fields = {
+      csrfmiddlewaretoken: token ? token.value : "",
+      name: definition.name || "",
+      description: definition.description || "",
+      instructions: definition.instructions || "",
+      model: definition.model || definition.model_profile_id || ""
+    };
+    Object.keys(fields).forEach(function (name) {
+      var input = el("input");
+      input.type = "hidden"; input.name = name; input.value = fields[name];
+      keep.appendChild(input);
+    });
+    var button = el("button", "secondary", "Keep as a draft agent");
+    button.type = "submit";
+    keep.appendChild(button);
+    return keep;
   }
 
   function panelBody(taskId) {
