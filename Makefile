@@ -49,6 +49,7 @@ fuzz: install-dev
 lint: install-dev
 	$(BIN)/ruff check agenticos apps tests bench
 	$(BIN)/ruff format --check agenticos apps tests bench
+	$(BIN)/mypy
 	$(BIN)/python manage.py makemigrations --check --dry-run
 
 clean-data:

@@ -26,7 +26,7 @@ import itertools
 import re
 import weakref
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from psycopg import errors, pq
@@ -65,6 +65,12 @@ _prepared: weakref.WeakKeyDictionary[Any, dict[tuple, bytes]] = weakref.WeakKeyD
 # what it prepared (a cache dropped after DEALLOCATE, a session handed back and borrowed again),
 # and preparing a name it still holds fails with "already exists".
 _names = itertools.count()
+
+
+class LoopSession(Protocol):
+    """What a statement is sent on from an event loop: a ``LoopConnection`` or a ``LoopPool``."""
+
+    async def fetch(self, statement: Statement, params: dict[str, Any]) -> list[tuple]: ...
 
 
 class LoopConnection:

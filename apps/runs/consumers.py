@@ -23,7 +23,9 @@ import asyncio
 import json
 import logging
 import threading
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from typing import cast
 from urllib.parse import parse_qs
 
 import psycopg
@@ -42,7 +44,7 @@ from apps.orgs.selectors import default_organization_for_user, organization_for_
 
 from . import selectors
 from .choices import TERMINAL_STATUSES
-from .events import conversation_key, stream_key
+from .events import StreamEntry, conversation_key, stream_key
 from .selectors import CONVERSATION_FOLLOWABLE_SQL, RUN_FOLLOWABLE_SQL, VIEWING_ROLES
 
 logger = logging.getLogger(__name__)
@@ -131,7 +133,8 @@ def still_followable(
             },
             prepare=True,
         )
-        return bool(cursor.fetchone()[0])
+        row = cursor.fetchone()
+        return row is not None and bool(row[0])
 
 
 # Every access check of this process runs on one thread, so on one database connection that stays
@@ -203,8 +206,9 @@ class AccessCheck:
             self.start()
 
     async def _settle(self) -> None:
-        self.answer, self.answered_at = await self.pending
-        self.pending = None
+        if self.pending is not None:
+            self.answer, self.answered_at = await self.pending
+            self.pending = None
 
     async def allowed(self) -> bool:
         if self.pending is not None and self.pending.done():
@@ -238,6 +242,24 @@ def _entry_seq(entry_id) -> int:
     return int(entry_id.split("-", 1)[0])
 
 
+# What XREAD answers on redis-py's asyncio client: (stream key, its entries) per stream.
+StreamReply = list[tuple[bytes, list[StreamEntry]]]
+
+
+async def _read_streams(client: aioredis.Redis, streams: Mapping[str, str | bytes]) -> StreamReply:
+    """The entries after each stream's cursor, waiting up to BLOCK_MS for the first."""
+    cursors: dict[bytes | str | memoryview, int | bytes | str | memoryview] = {
+        key: cursor for key, cursor in streams.items()
+    }
+    reply = await client.xread(cursors, count=BATCH, block=BLOCK_MS)
+    return cast(StreamReply, reply or [])
+
+
+async def _newest_entry(client: aioredis.Redis, key: str) -> StreamEntry | None:
+    newest = cast(list[StreamEntry], await client.xrevrange(key, count=1))
+    return newest[0] if newest else None
+
+
 def _is_terminal(frame: dict) -> bool:
     return frame.get("type") == "run_finished" and frame.get("status") in TERMINAL_STATUSES
 
@@ -246,7 +268,7 @@ class _FramesConsumer(AsyncWebsocketConsumer):
     """Shared plumbing: who is asking, a Redis connection of its own, a follower task."""
 
     follower: asyncio.Task | None = None
-    redis: aioredis.Redis | None = None
+    redis: aioredis.Redis | None = None  # opened in _start(), closed on disconnect
     joined = False  # counted among the sockets holding the access connection open
 
     async def _refuse(self, code: int) -> None:
@@ -274,7 +296,7 @@ class _FramesConsumer(AsyncWebsocketConsumer):
 
     # What the socket follows: a subclass names its selector (on connect, the one scoped read
     # path), the same question as one prepared statement (between sends) and the subject's id.
-    followable = None
+    followable: Callable[..., bool]
     followable_sql = ""
     subject_kwarg = ""
 
@@ -311,6 +333,12 @@ class _FramesConsumer(AsyncWebsocketConsumer):
             subject_id=self.subject_id,
             api_key_id=self.api_key_id,
         )
+
+    @property
+    def _client(self) -> aioredis.Redis:
+        if self.redis is None:
+            raise RuntimeError("the frames socket reads Redis only once it has started following")
+        return self.redis
 
     async def _start(self, follow) -> None:
         await self.accept()
@@ -375,7 +403,7 @@ class RunFramesConsumer(_FramesConsumer):
         last = self.after
         self.access = AccessCheck(self._still_allowed)
         while True:
-            reply = await self.redis.xread({key: f"{last}-0"}, count=BATCH, block=BLOCK_MS)
+            reply = await _read_streams(self._client, {key: f"{last}-0"})
             if not reply:
                 if await self._ended_quietly(key, last):
                     return
@@ -400,8 +428,8 @@ class RunFramesConsumer(_FramesConsumer):
         terminal = await database_sync_to_async(selectors.run_terminal_frame)(self.run_id)
         if terminal is None:
             return False
-        newest = await self.redis.xrevrange(key, count=1)
-        if not newest:
+        newest = await _newest_entry(self._client, key)
+        if newest is None:
             if not await self._may_follow():
                 await self.close(code=CLOSE_FORBIDDEN)
                 return True
@@ -410,7 +438,7 @@ class RunFramesConsumer(_FramesConsumer):
             )
             await self.close(code=1000)
             return True
-        newest_id, fields = newest[0]
+        newest_id, fields = newest
         if _entry_seq(newest_id) > last:
             return False  # the read below will deliver it
         if _is_terminal(json.loads(fields[b"frame"])):
@@ -451,8 +479,8 @@ class ConversationFramesConsumer(_FramesConsumer):
         announcements = conversation_key(self.conversation_id)
         # Read the announcement cursor before the rows: a run committed in between is then both
         # found below and announced, never neither.
-        newest = await self.redis.xrevrange(announcements, count=1)
-        announced_after = newest[0][0] if newest else b"0-0"
+        newest = await _newest_entry(self._client, announcements)
+        announced_after: str | bytes = newest[0] if newest is not None else b"0-0"
         run_ids = await database_sync_to_async(selectors.conversation_run_ids)(
             self.conversation_id, from_run_id=self.after_run
         )
@@ -460,16 +488,16 @@ class ConversationFramesConsumer(_FramesConsumer):
         finished: set[int] = set()
         self.access = AccessCheck(self._still_allowed)
         while True:
-            streams = {announcements: announced_after}
+            streams: dict[str, str | bytes] = {announcements: announced_after}
             streams.update({stream_key(run_id): f"{seq}-0" for run_id, seq in cursors.items()})
-            reply = await self.redis.xread(streams, count=BATCH, block=BLOCK_MS)
+            reply = await _read_streams(self._client, streams)
             if not reply:
                 continue
             if not await self.access.allowed():
                 await self.close(code=CLOSE_FORBIDDEN)
                 return
-            for key, entries in reply:
-                key = key.decode() if isinstance(key, bytes) else key
+            for raw_key, entries in reply:
+                key = raw_key.decode() if isinstance(raw_key, bytes) else raw_key
                 if key == announcements:
                     for entry_id, fields in entries:
                         announced_after = entry_id

@@ -36,7 +36,7 @@ import re
 import uuid
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.db.models import Count, Q, Sum
@@ -58,6 +58,7 @@ from pydantic_ai.messages import (
     TextPart,
     TextPartDelta,
 )
+from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import DeferredToolResults, ToolApproved, ToolDenied
 
 from apps.approvals.gate import ApprovalGate
@@ -70,6 +71,7 @@ from apps.spend.guard import BudgetGuard, RunMeter
 from apps.spend.services import BudgetExceeded
 
 from .events import (
+    Frame,
     SubagentFinishedFrame,
     SubagentParkedFrame,
     SubagentRecordedFrame,
@@ -269,7 +271,7 @@ class DelegationRuntime:
     # delegation are written as standing rows too, when the run stops.
     gates: list[Any] = field(default_factory=list)
 
-    def emit(self, *frames: dict) -> None:
+    def emit(self, *frames: Frame) -> None:
         if self.send is not None:
             self.send(*frames)
 
@@ -482,6 +484,8 @@ class Built:
 def _build(
     delegate: Delegate, runtime: DelegationRuntime, level: Level, *, background: bool
 ) -> Built:
+    if runtime.meter is None:
+        raise RuntimeError("a delegation started before its run's meter was opened")
     meter = runtime.meter.for_delegate(
         provider=delegate.handle.provider,
         model_name=delegate.handle.model_name,
@@ -541,8 +545,10 @@ def _build(
         toolsets=toolsets,
         capabilities=capabilities,
         output_type=[str, DeferredToolRequests],
-        model_settings=contributions.run_model_settings(delegate.bindings, delegate.handle.provider)
-        or None,
+        model_settings=cast(
+            ModelSettings | None,
+            contributions.run_model_settings(delegate.bindings, delegate.handle.provider) or None,
+        ),
         name=f"delegate-{delegate.name}",
     )
     return Built(agent=agent, meter=meter)
@@ -562,11 +568,17 @@ class DelegationScopeAt:
 def _resolve_auto(description: str) -> str:
     # "auto" is resolved before the delegation starts, since whether a panel stays open after
     # the parent answered depends on it: the library's own rule, from the task's characteristics.
-    from subagents_pydantic_ai.types import TaskCharacteristics, decide_execution_mode
+    from subagents_pydantic_ai.types import (
+        SubAgentConfig,
+        TaskCharacteristics,
+        decide_execution_mode,
+    )
 
-    complexity = "complex" if len(description) > 600 else "simple"
-    characteristics = TaskCharacteristics(estimated_complexity=complexity)
-    return decide_execution_mode(characteristics, {"name": "auto", "description": ""})
+    characteristics = TaskCharacteristics(
+        estimated_complexity="complex" if len(description) > 600 else "simple"
+    )
+    config = SubAgentConfig(name="auto", description="", instructions="")
+    return decide_execution_mode(characteristics, config)
 
 
 class DelegationTools:
@@ -577,6 +589,8 @@ class DelegationTools:
 
         self.scope = at.scope
         self.level = at.level
+        if at.scope.runtime is None:
+            raise RuntimeError("a delegation scope built without its run's runtime")
         self.runtime: DelegationRuntime = at.scope.runtime
         # The library's toolset for the background half: its task manager and lifecycle tools.
         self.library = SubAgentToolset(
@@ -746,7 +760,7 @@ class DelegationTools:
             task_id=task_id,
             parent_task_id=self.level.task_id,
             name=delegate.name,
-            mode=mode,
+            mode="async" if mode == "async" else "sync",
             description=description[:2000],
             kind="published"
             if delegate.published
@@ -756,7 +770,8 @@ class DelegationTools:
             frame["agent_id"] = delegate.agent_id
         if delegate.definition is not None:
             frame["definition"] = delegate.definition
-        frame.update(extra)
+        if extra.get("resumed"):
+            frame["resumed"] = True
         self.runtime.emit(frame)
 
     async def _run_sync(
@@ -890,7 +905,7 @@ class DelegationTools:
             # A gated call inside the delegation: the whole run parks, and this delegation's place
             # is kept as a node of the parked tree (its conversation, its parked calls, its own
             # delegations that parked under it), so approving continues it here.
-            self.level.parked[ctx.tool_call_id] = {
+            self.level.parked[ctx.tool_call_id or task_id] = {
                 "task_call_id": ctx.tool_call_id,
                 "task_id": task_id,
                 "name": delegate.name,
@@ -991,7 +1006,7 @@ class DelegationTools:
                 task_id=task_id,
                 parent_task_id=self.level.billed,
                 agent_id=delegate.agent_id,
-                agent_version_id=delegate.agent_version_id,
+                agent_version_id=delegate.agent_version_id or 0,
                 name=delegate.name,
                 input=description,
                 status=status,
@@ -1200,7 +1215,7 @@ def resume_tree(paused_state: dict | None) -> dict[str, dict]:
         row.pk: row for row in ToolApproval.objects.filter(pk__in=ids).select_related("decided_by")
     }
     for node in iter_nodes(nodes):
-        decisions = {}
+        decisions: dict[str, ToolApproved | ToolDenied] = {}
         for parked in node.get("approvals", []):
             row = rows.get(parked.get("approval_id"))
             if row is None:

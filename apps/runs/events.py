@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import weakref
 from collections import deque
-from typing import Literal, TypedDict
+from collections.abc import Mapping
+from typing import Any, Literal, TypedDict, cast
 
 import redis
 from django.conf import settings
@@ -22,6 +23,11 @@ FRAME_STREAM_MAXLEN = 10_000
 # A publisher reads the replies that already arrived once this many frames await theirs: the
 # check costs a system call, which on every send was a sizeable share of a frame's cost.
 REPLIES_READ_EVERY = 32
+
+# What a publisher sends: one of the TypedDicts below (a TypedDict is a Mapping, not a dict).
+Frame = Mapping[str, Any]
+# A stream entry as redis-py's synchronous client returns it: (entry id, fields).
+StreamEntry = tuple[bytes, dict[bytes, bytes]]
 
 
 class RunStartedFrame(TypedDict):
@@ -265,7 +271,7 @@ class FramePublisher:
         # Frames numbered but not written yet (``hold``), oldest first.
         self._held: list[tuple[int, str]] = []
 
-    def hold(self, *frames: dict) -> None:
+    def hold(self, *frames: Frame) -> None:
         """Number ``frames`` now and write them with the next send, or at ``release()``: frames
         nobody waits on to the millisecond (a gauge, a call just starting) ride along with the
         next write instead of costing a write of their own."""
@@ -275,7 +281,7 @@ class FramePublisher:
     def holding(self) -> bool:
         return bool(self._held)
 
-    def send(self, *frames: dict) -> None:
+    def send(self, *frames: Frame) -> None:
         """Write the held frames and ``frames``, numbered in that order, in one socket write."""
         held, self._held = self._held, []
         self._write([*held, *self._numbered(frames)])
@@ -370,7 +376,7 @@ def _seq_of(entry_id) -> int:
 
 def frames_after(run_id: int, after: int = 0) -> list[dict]:
     """The run's frames with seq > after, in order."""
-    entries = _redis().xrange(_stream_key(run_id), min=f"{after + 1}-0")
+    entries = cast(list[StreamEntry], _redis().xrange(_stream_key(run_id), min=f"{after + 1}-0"))
     frames = [json.loads(fields[b"frame"]) for _, fields in entries]
     return [frame for frame in frames if frame["seq"] > after]
 

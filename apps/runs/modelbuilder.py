@@ -85,7 +85,7 @@ def model_profile_for(organization, profile_id: int | None) -> ModelProfile:
 
 
 def _key(profile: ModelProfile, *, required: bool) -> str | None:
-    if profile.secret_id is None:
+    if profile.secret is None:
         if required:
             raise ModelUnavailable(
                 f"The model profile {profile.label!r} has no API key in the vault."

@@ -6,9 +6,9 @@ from decimal import Decimal
 
 from django.db import models
 
-from .choices import MessageRole, RunStatus, StepKind, StopReason, Surface
+from agenticos.money import usd_field
 
-MONEY = {"max_digits": 14, "decimal_places": 8}
+from .choices import MessageRole, RunStatus, StepKind, StopReason, Surface
 
 
 class Conversation(models.Model):
@@ -62,7 +62,7 @@ class Message(models.Model):
     )
     role = models.CharField(max_length=16, choices=MessageRole.choices)
     content = models.TextField(blank=True)
-    cost_usd = models.DecimalField(**MONEY, null=True, blank=True)
+    cost_usd = usd_field(null=True, blank=True)
     cost_is_partial = models.BooleanField(null=True, blank=True)
     run_status = models.CharField(max_length=24, choices=RunStatus.choices, blank=True)
     # The provider's input tokens of the turn's last request (the context gauge's reading).
@@ -125,7 +125,7 @@ class Run(models.Model):
     input_tokens = models.PositiveBigIntegerField(default=0)
     output_tokens = models.PositiveBigIntegerField(default=0)
     request_count = models.PositiveIntegerField(default=0)
-    cost_usd = models.DecimalField(**MONEY, default=Decimal("0"))
+    cost_usd = usd_field(default=Decimal("0"))
     # True when some request could not be priced (booked at 0): the cost is a floor.
     cost_is_partial = models.BooleanField(default=False)
     # The pydantic-ai message history (ModelMessagesTypeAdapter JSON); round-trips for resumes.
@@ -181,7 +181,7 @@ class RunStep(models.Model):
     detail = models.JSONField(default=dict, blank=True)
     input_tokens = models.PositiveIntegerField(default=0)
     output_tokens = models.PositiveIntegerField(default=0)
-    cost_usd = models.DecimalField(**MONEY, default=Decimal("0"))
+    cost_usd = usd_field(default=Decimal("0"))
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -22,6 +22,7 @@ import re
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic_ai import _utils
 from pydantic_ai.messages import (
@@ -332,7 +333,9 @@ class OfflineModel(FunctionModel):
             model_settings, model_request_parameters
         )
         info = _agent_info(messages, model_settings, model_request_parameters)
-        stream = _utils.PeekableAsyncStream(_stream(messages, info))
+        stream: _utils.PeekableAsyncStream[Any] = _utils.PeekableAsyncStream(
+            _stream(messages, info)
+        )
         try:
             yield _OfflineStreamedResponse(
                 model_request_parameters=model_request_parameters,

@@ -39,7 +39,7 @@ from apps.approvals.gate import ASK_TOOL_NAME
 
 from . import delegation
 from .choices import PARKED_STATUSES, RunStatus, StepKind
-from .events import QuestionFrame, ToolApprovalRequiredFrame
+from .events import Frame, QuestionFrame, ToolApprovalRequiredFrame
 from .models import Run, RunStep
 
 STEP_AWAITING_APPROVAL = "awaiting_approval"
@@ -80,7 +80,7 @@ def _plan_of(prepared) -> list | None:
     return plan_json(plan.items)
 
 
-def _park_delegation(run: Run, node: dict, number: int, frames: list[dict]) -> int:
+def _park_delegation(run: Run, node: dict, number: int, frames: list[Frame]) -> int:
     """A delegation that parked on gated calls of its own (and of delegations under it): one
     approval row per call, each naming the delegate that proposed it and its arguments."""
     for leaf in node.get("approvals", []):
@@ -127,8 +127,8 @@ def _park_delegation(run: Run, node: dict, number: int, frames: list[dict]) -> i
     return number
 
 
-def _park(run: Run, prepared, deferred, messages) -> list[dict]:
-    frames: list[dict] = []
+def _park(run: Run, prepared, deferred, messages) -> list[Frame]:
+    frames: list[Frame] = []
     number = _next_step_number(run.pk)
     parked: list[dict] = []
     nodes = delegation.park_nodes(getattr(prepared, "delegation", None))
@@ -269,9 +269,9 @@ def _settle(run: Run, messages, delegated: dict[str, str] | None = None) -> None
             approvals.approval_record_result(approval_id=step.detail["approval_id"], result=content)
 
 
-def after_run(*, run: Run, prepared, deferred, messages, resumed: bool) -> list[dict]:
+def after_run(*, run: Run, prepared, deferred, messages, resumed: bool) -> list[Frame]:
     """Called by the runner in the transaction that books the run's end. Returns frames to send."""
-    frames: list[dict] = []
+    frames: list[Frame] = []
     gate = getattr(prepared, "approval_gate", None) if prepared is not None else None
     if gate is not None and gate.waived:
         approvals.approvals_record_standing(run=run, waived=gate.waived)

@@ -24,11 +24,19 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 from asgiref.sync import async_to_sync
 from celery import current_task
 from django.db import InterfaceError, OperationalError, connection, transaction
-from pydantic_ai import Agent, CancellationToken, DeferredToolRequests, UsageLimits
+from pydantic_ai import (
+    Agent,
+    AgentRun,
+    CancellationToken,
+    DeferredToolRequests,
+    DeferredToolResults,
+    UsageLimits,
+)
 from pydantic_ai.exceptions import (
     ModelAPIError,
     ModelHTTPError,
@@ -48,6 +56,7 @@ from pydantic_ai.messages import (
     ThinkingPart,
     ThinkingPartDelta,
 )
+from pydantic_ai.settings import ModelSettings
 
 from apps.agents.models import AgentStatus
 from apps.agents.setup import your_setup_section
@@ -72,9 +81,11 @@ from .choices import RunStatus, StopReason
 from .events import (
     ContextUsageFrame,
     CostFrame,
+    Frame,
     FramePublisher,
     RunFinishedFrame,
     RunStartedFrame,
+    SourceCard,
     TextDeltaFrame,
     ThinkingDeltaFrame,
     ToolCallFrame,
@@ -127,7 +138,7 @@ class Assembly:
     # The capabilities the bindings add (planning's reminder, provider-run web tools), after
     # the guard and the last-attempt arguments, which open_meter() puts first.
     capabilities: list
-    model_settings: dict | None
+    model_settings: ModelSettings | None
     approval_gate: ApprovalGate
     resources: RunResources
     user_prompt: str | None
@@ -153,7 +164,7 @@ class PreparedRun:
     meter: RunMeter
     guard: BudgetGuard
     unbuilt_capabilities: list[str] = field(default_factory=list)
-    deferred_tool_results: object | None = None
+    deferred_tool_results: DeferredToolResults | None = None
     # What the capabilities were handed (the plan, context files); read back at the end.
     resources: RunResources = field(default_factory=RunResources)
     approval_gate: ApprovalGate | None = None
@@ -193,7 +204,7 @@ def resolve_resources(run: Run, spec: AgentSpec, bound: set[str], *, resume: boo
     if "planning" in bound:
         # A resume continues the parked state's plan; a new turn opens with the conversation's.
         parked_plan = (run.paused_state or {}).get("plan") if resume else None
-        stored_plan = run.conversation.plan if run.conversation_id else None
+        stored_plan = run.conversation.plan if run.conversation is not None else None
         resources.plan = planning.seed_plan(stored=stored_plan, parked=parked_plan)
     if "context" in bound:
         resources.context_files = context_files_for_run(run.organization_id, spec.context_ids)
@@ -332,7 +343,10 @@ def assemble(run: Run, *, resume: bool = False) -> Assembly:
         toolsets=toolsets,
         instructions=instructions,
         capabilities=contributions.run_capabilities(bindings, resources),
-        model_settings=contributions.run_model_settings(bindings, handle.provider) or None,
+        model_settings=cast(
+            ModelSettings | None,
+            contributions.run_model_settings(bindings, handle.provider) or None,
+        ),
         approval_gate=approval_gate,
         resources=resources,
         user_prompt=None if resume else run.input,
@@ -406,7 +420,7 @@ def prepare(run: Run, *, resume: bool = False, deferred_tool_results=None, db=No
 class DriveState:
     """What the drive loop saw, kept even when it ends by an exception."""
 
-    agent_run: object | None = None
+    agent_run: AgentRun | None = None
     output: str | None = None
     partial_text: list[str] = field(default_factory=list)
     messages: list[ModelMessage] | None = None
@@ -435,7 +449,7 @@ async def drive(
     loop = asyncio.get_running_loop()
     timeout_seconds = prepared.model.request_timeout_seconds
 
-    def hold(*held: dict) -> None:
+    def hold(*held: Frame) -> None:
         # A frame nobody waits on to the millisecond rides with the next write (docs/live-runs.md).
         if frames is None:
             return
@@ -456,7 +470,7 @@ async def drive(
             # The context gauge: the provider's own input tokens of this request (seed 003).
             ContextUsageFrame(
                 type="context_usage",
-                **context_gauge(record.input_tokens, prepared.model.context_window),
+                **(context_gauge(record.input_tokens, prepared.model.context_window) or {}),
             ),
         )
 
@@ -490,8 +504,8 @@ async def drive(
                             raise ProviderTimeout(timeout_seconds) from exc
                         raise
                 elif Agent.is_call_tools_node(node):
-                    async with node.stream(agent_run.ctx) as stream:
-                        async for event in stream:
+                    async with node.stream(agent_run.ctx) as tool_events:
+                        async for event in tool_events:
                             frame = _tool_event_frame(event, hold)
                             if frame is not None:
                                 await _draw_chart(frame, event)
@@ -505,7 +519,7 @@ async def drive(
             # A background delegation still running when the run stops is cancelled (and booked
             # with what it spent): nothing would be left to collect its answer.
             await delegation.stop_background(prepared.delegation)
-        if watched_here:
+        if watched_here and host is not None:
             # A look already sent is read to its end (loopdb) before the session is used again.
             await host.unfollow(run_id)
         prepared.meter.deactivate(meter_token)
@@ -556,7 +570,7 @@ def _tool_event_frame(event, hold) -> ToolResultFrame | None:
         sources = sources_of(getattr(part, "metadata", None))
         if sources:
             # A fetched page or search results: the console draws a source card from these.
-            frame["sources"] = sources
+            frame["sources"] = cast(list[SourceCard], sources)
         return frame
     return None
 
@@ -678,6 +692,15 @@ def _claim(run_id: int, *, resume: bool) -> Run | None:
     return Run.objects.select_related("organization", "agent", "agent_version").get(pk=run_id)
 
 
+def _prepare_claimed(
+    run: Run, assembly: Assembly | None, *, resume: bool, deferred_tool_results, db
+) -> PreparedRun:
+    """The claimed run prepared: assembled now, or from the assembly a caller checked before
+    the claim (then the claimed row is the one the run books against)."""
+    assembly = assemble(run, resume=resume) if assembly is None else replace(assembly, run=run)
+    return open_meter(assembly, deferred_tool_results=deferred_tool_results, db=db)
+
+
 async def execute_run_async(
     run_id: int,
     *,
@@ -705,13 +728,14 @@ async def execute_run_async(
     token = CancellationToken()
     host.follow(run_id, token)
     try:
-        if assembly is None:
-            assembly = await host.blocking(assemble, run, resume=resume)
-        else:
-            # Assembled before the claim: the claimed row is the one the run books against.
-            assembly = replace(assembly, run=run)
+        # One trip to the blocking threads: a second would queue behind the other runs' work.
         prepared = await host.blocking(
-            open_meter, assembly, deferred_tool_results=deferred_tool_results, db=host.db
+            _prepare_claimed,
+            run,
+            assembly,
+            resume=resume,
+            deferred_tool_results=deferred_tool_results,
+            db=host.db,
         )
         frames.send(RunStartedFrame(type="run_started", model_label=prepared.model.label))
         await drive(prepared, frames, state, host, token)
@@ -766,10 +790,10 @@ async def execute_run_async(
 
 def _book_end(
     run_id, outcome, booking, prepared, deferred, messages, resume
-) -> tuple[Run, list[dict]]:
+) -> tuple[Run, list[Frame]]:
     """The run's end, its approval rows, questions and parked steps, committed together."""
     run = booking["run"]
-    parked_frames: list[dict] = []
+    parked_frames: list[Frame] = []
     try:
         with transaction.atomic():
             finished = services.run_finish(outcome=outcome, **booking)

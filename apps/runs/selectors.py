@@ -90,14 +90,15 @@ def run_history(user, organization, filters: RunHistoryFilters) -> QuerySet[Run]
         # Exact: the label the run recorded, not resolved through the model catalog.
         runs = runs.filter(model_label__in=filters.model_labels)
     if filters.started_from is not None:
-        runs = runs.filter(started__gte=filters.started_from)
+        # started and duration are _with_history_columns' annotations (mypy sees model fields).
+        runs = runs.filter(started__gte=filters.started_from)  # type: ignore[misc]
     if filters.started_before is not None:
-        runs = runs.filter(started__lt=filters.started_before)
+        runs = runs.filter(started__lt=filters.started_before)  # type: ignore[misc]
     if filters.agent_version_id is not None:
         runs = runs.filter(agent_version_id=filters.agent_version_id)
     if filters.took_over_ms is not None:
         # An unfinished run has no duration: excluded, never counted as zero.
-        runs = runs.filter(duration__gt=dt.timedelta(milliseconds=filters.took_over_ms))
+        runs = runs.filter(duration__gt=dt.timedelta(milliseconds=filters.took_over_ms))  # type: ignore[misc]
     if (
         filters.environment_id is not None
         or filters.exposure_id is not None
@@ -237,18 +238,22 @@ def _own_transcript(run: Run) -> list:
 def _caller_still_in(user_id: int, organization_id: int, api_key_id: int | None):
     """A fresh condition (no cached role): the person is active and still a member (or an app
     admin), and the API key they connected with, if any, is not revoked."""
-    active_member = Exists(
-        User.objects.filter(pk=user_id, is_active=True, is_superuser=True)
-    ) | Exists(
-        Membership.objects.filter(
-            organization_id=organization_id, user_id=user_id, user__is_active=True
+    active_member = Q(
+        Exists(User.objects.filter(pk=user_id, is_active=True, is_superuser=True))
+    ) | Q(
+        Exists(
+            Membership.objects.filter(
+                organization_id=organization_id, user_id=user_id, user__is_active=True
+            )
         )
     )
     if api_key_id is not None:
         # A key that was revoked or has expired since the stream began ends it.
-        active_member &= Exists(
-            ApiKey.objects.filter(pk=api_key_id, revoked_at__isnull=True).filter(
-                Q(expires_at__isnull=True) | Q(expires_at__gt=Now())
+        active_member &= Q(
+            Exists(
+                ApiKey.objects.filter(pk=api_key_id, revoked_at__isnull=True).filter(
+                    Q(expires_at__isnull=True) | Q(expires_at__gt=Now())
+                )
             )
         )
     return active_member

@@ -124,14 +124,14 @@ def _attach_runs(by_run: dict[int, dict]) -> None:
     runs = Run.objects.filter(pk__in=by_run).only(
         "pk", "status", "error", "input", "transcript", "model_provider", "conversation_id"
     )
-    approvals = defaultdict(dict)
+    approvals: defaultdict[int, dict[str, ToolApproval]] = defaultdict(dict)
     for approval in (
         ToolApproval.objects.filter(run_id__in=by_run)
         .select_related("agent", "run", "run__user", "decided_by")
         .order_by("created_at", "pk")
     ):
         approvals[approval.run_id][approval.tool_call_id] = approval
-    questions = defaultdict(dict)
+    questions: defaultdict[int, dict[str, Question]] = defaultdict(dict)
     for question in Question.objects.filter(run_id__in=by_run).order_by("created_at", "pk"):
         questions[question.run_id][question.tool_call_id] = question
     # What each run delegated to published agents: a closed panel per delegated row.
@@ -236,26 +236,33 @@ def _blocks(run: Run, content: str, approvals: dict, questions: dict) -> list[di
             for card in cards:
                 blocks.add(card)
         elif isinstance(message, ModelRequest):
-            for part in message.parts:
-                if isinstance(part, ToolReturnPart | RetryPromptPart) and part.tool_name:
-                    result = part.model_response_str()
+            for request_part in message.parts:
+                if (
+                    isinstance(request_part, ToolReturnPart | RetryPromptPart)
+                    and request_part.tool_name
+                ):
+                    result = (
+                        request_part.model_response()
+                        if isinstance(request_part, RetryPromptPart)
+                        else request_part.model_response_str()
+                    )
                     blocks.line(
                         {
                             "kind": "result",
-                            "tool_call_id": part.tool_call_id,
-                            "tool_name": part.tool_name,
+                            "tool_call_id": request_part.tool_call_id,
+                            "tool_name": request_part.tool_name,
                             "content": result,
                             "pretty": _pretty(result),
                             "checklist": _checklist(result),
                         }
                     )
-                    metadata = getattr(part, "metadata", None)
+                    metadata = getattr(request_part, "metadata", None)
                     chart = chart_artifact(metadata)
                     if chart is not None:
                         blocks.add(
                             {
                                 "kind": "chart",
-                                "tool_call_id": part.tool_call_id,
+                                "tool_call_id": request_part.tool_call_id,
                                 "svg": render_chart_svg(chart),
                             }
                         )
@@ -266,7 +273,7 @@ def _blocks(run: Run, content: str, approvals: dict, questions: dict) -> list[di
                         blocks.add(
                             {
                                 "kind": "sources",
-                                "tool_call_id": part.tool_call_id,
+                                "tool_call_id": request_part.tool_call_id,
                                 "sources": sources,
                             }
                         )

@@ -108,7 +108,7 @@ def _approval_modes(user, organization) -> tuple[list[tuple[str, str]], str]:
     """The approval modes this person may choose in a chat, and why one is missing. The same
     conditions the approval gate enforces on the run (apps.approvals.gate.check_approval_mode):
     offering a mode that then fails the turn is a trap."""
-    modes = [
+    modes: list[tuple[str, str]] = [
         (ApprovalMode.FOLLOW, ApprovalMode.FOLLOW.label),
         (ApprovalMode.ASK_ALL, ApprovalMode.ASK_ALL.label),
     ]

@@ -32,11 +32,11 @@ import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from django.apps import apps
 from django.db.models import (
     Count,
-    DecimalField,
     F,
     OuterRef,
     Q,
@@ -49,14 +49,16 @@ from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Coalesce, Greatest, TruncDate
 from django.utils import timezone
 
+from agenticos.money import usd_field
+from apps.orgs.models import Organization
 from apps.orgs.permissions import RUNS_VIEW, has_org_permission
 
 from .filters import SpendWindow
-from .models import MONEY, EntryKind, LedgerEntry
+from .models import EntryKind, LedgerEntry
 from .services import month_of
 
 ZERO = Decimal("0")
-MONEY_FIELD = DecimalField(**MONEY)
+MONEY_FIELD = usd_field()
 
 # What a run has spent. A finished run's row holds what its ledger booked (the runner's finally
 # block copies it); a run still in flight has 0 on its row while its ledger grows request by
@@ -81,7 +83,7 @@ def _run_model():
 class SpendScope:
     """Whose spend a caller may read: the organization's, or (no runs:view) only their own."""
 
-    organization: object
+    organization: Organization
     own_user_id: int | None = None
 
     @classmethod
@@ -165,7 +167,7 @@ def month_to_date(scope: SpendScope, *, now: dt.datetime | None = None) -> dict:
     counter holds. A scope floored to one person reads their own runs' entries only."""
     month = month_of(now)
     entries = LedgerEntry.objects.filter(organization=scope.organization, month=month)
-    if scope.is_own:
+    if scope.own_user_id is not None:
         entries = entries.filter(ledger__run__user_id=scope.own_user_id)
     figures = entries.aggregate(total=Sum("cost_usd"), unpriced=Count("pk", filter=Q(priced=False)))
     organization = scope.organization
@@ -193,9 +195,9 @@ def spend_by_agent(
     month_entries = LedgerEntry.objects.filter(
         organization=scope.organization, month=month_of(now), agent__isnull=False
     )
-    if scope.is_own:
+    if scope.own_user_id is not None:
         month_entries = month_entries.filter(ledger__run__user_id=scope.own_user_id)
-    month_rows = {
+    month_rows: dict[int, Any] = {
         row["agent_id"]: row
         for row in month_entries.order_by()
         .values("agent_id")
@@ -224,7 +226,7 @@ def spend_by_agent(
     rows = []
     for agent in agents:
         window_row = window_rows.get(agent.pk, {})
-        month_row = month_rows.get(agent.pk, {})
+        month_row: dict = month_rows.get(agent.pk, {})
         rows.append(
             {
                 "agent_id": agent.pk,
@@ -317,19 +319,21 @@ def spend_by_key(scope: SpendScope, window: SpendWindow) -> list[dict]:
         .values_list("pk", flat=True)
         .first()
     )
-    profile_ids = {int(row["profile_id"]) for row in per_version if row["profile_id"]} | {
-        default_profile
-    }
+    profile_ids = {int(row["profile_id"]) for row in per_version if row["profile_id"]}
+    if default_profile is not None:
+        profile_ids.add(default_profile)
     secret_of = dict(
         ModelProfile.objects.filter(
-            organization=scope.organization, pk__in=profile_ids - {None}
+            organization=scope.organization, pk__in=profile_ids
         ).values_list("pk", "secret_id")
     )
-    buckets: dict[object, dict] = defaultdict(
+    # A bucket per secret id, "none" (a profile without a key) or "unknown" (a deleted profile).
+    buckets: dict[int | str, dict] = defaultdict(
         lambda: {"cost_usd": ZERO, "run_count": 0, "partial_run_count": 0}
     )
     for row in per_version:
         profile_id = int(row["profile_id"]) if row["profile_id"] else default_profile
+        key: int | str
         if profile_id is None or profile_id not in secret_of:
             key = "unknown"
         else:
@@ -353,7 +357,7 @@ def spend_by_key(scope: SpendScope, window: SpendWindow) -> list[dict]:
             label = {
                 "none": "No key (offline or keyless model)",
                 "unknown": "Unknown (model profile deleted)",
-            }.get(key, "Unknown key")
+            }.get(str(key), "Unknown key")
         result.append(
             {
                 "secret_id": secret.pk if secret is not None else None,

@@ -60,7 +60,7 @@ def spend_export(*, user, organization, params, surface: str) -> ExportResult:
         table=_table(window),
         # Grouped after windowing: the exporter adds the window's WHERE to the runs, then the
         # row limit counts agents (the rows of the file), not runs.
-        queryset=_WindowedGroups(top_level),
+        queryset=_WindowedGroups(top_level),  # type: ignore[arg-type]  # a QuerySet's filter/order/slice
         window=window,
         filters=filters,
         fmt=(params.get("fmt") or "csv").strip().lower(),

@@ -25,7 +25,7 @@ from asgiref.sync import sync_to_async
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ModelResponse
 
-from agenticos.loopdb import LoopConnection, LoopPool
+from agenticos.loopdb import LoopConnection, LoopSession
 
 from . import services
 from .models import BudgetScope, EntryKind
@@ -79,7 +79,7 @@ class RunMeter:
     org_limit_usd: Decimal | None
     # The run's database session, used from its event loop (agenticos/loopdb.py): this thread's
     # own (LoopConnection) or the worker's shared pool (LoopPool); both answer ``fetch``.
-    db: LoopConnection | LoopPool
+    db: LoopSession
     records: list[RequestRecord] = field(default_factory=list)
     # A delegate's meter books into its run's ledger and counters (one ledger per run), stamped
     # with the delegation that booked and the one it bills to; ``agent_id`` is then the agent of
@@ -281,6 +281,8 @@ class RunMeter:
         statement, reserve ``next_estimate_usd`` ahead for the next request when a cap allows it."""
         usage = response.usage
         model_name = response.model_name or self.model_name
+        if self._month is None:
+            raise RuntimeError("a request was settled on a meter that was never opened")
         charge = await services.charge_move(
             organization_id=self.organization_id,
             agent_id=self.agent_id,
@@ -352,7 +354,7 @@ class BudgetGuard(AbstractCapability[Any]):
     which also gives back a reservation ahead that no request used.
     """
 
-    meter: RunMeter | None = None
+    meter: RunMeter = field(kw_only=True)
     # Called with each settled RequestRecord (the runner publishes a cost frame).
     on_settled: Any = None
     # The booking of the latest response, still being written.

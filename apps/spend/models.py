@@ -6,7 +6,7 @@ from decimal import Decimal
 
 from django.db import models
 
-MONEY = {"max_digits": 14, "decimal_places": 8}
+from agenticos.money import usd_field
 
 
 class Ledger(models.Model):
@@ -18,7 +18,7 @@ class Ledger(models.Model):
         "orgs.Organization", on_delete=models.CASCADE, related_name="ledgers"
     )
     agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="ledgers")
-    cost_usd = models.DecimalField(**MONEY, default=Decimal("0"))
+    cost_usd = usd_field(default=Decimal("0"))
     cost_is_partial = models.BooleanField(default=False)
     input_tokens = models.PositiveBigIntegerField(default=0)
     output_tokens = models.PositiveBigIntegerField(default=0)
@@ -68,7 +68,7 @@ class LedgerEntry(models.Model):
     model_name = models.CharField(max_length=200, blank=True)
     input_tokens = models.PositiveIntegerField(default=0)
     output_tokens = models.PositiveIntegerField(default=0)
-    cost_usd = models.DecimalField(**MONEY, default=Decimal("0"))
+    cost_usd = usd_field(default=Decimal("0"))
     priced = models.BooleanField(default=True)
     month = models.DateField()
     # Two attributions of one entry inside a run's one ledger (seed 003, "Cómo se registra un run
@@ -116,8 +116,8 @@ class BudgetCounter(models.Model):
     )
     scope = models.CharField(max_length=16, choices=BudgetScope.choices)
     month = models.DateField()
-    committed_usd = models.DecimalField(**MONEY, default=Decimal("0"))
-    reserved_usd = models.DecimalField(**MONEY, default=Decimal("0"))
+    committed_usd = usd_field(default=Decimal("0"))
+    reserved_usd = usd_field(default=Decimal("0"))
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

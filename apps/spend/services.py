@@ -23,7 +23,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from psycopg.types.numeric import Int8
 
-from agenticos.loopdb import LoopConnection, Statement
+from agenticos.loopdb import LoopSession, Statement
 
 from .models import BudgetCounter, BudgetScope, EntryKind, Ledger, LedgerEntry
 from .pricing import price_usage
@@ -223,7 +223,7 @@ class Move(Generic[T]):
     def run(self) -> T:
         return self.outcome(_execute_hot(self.statement, self.params))
 
-    async def run_on(self, db: LoopConnection) -> T:
+    async def run_on(self, db: LoopSession) -> T:
         return self.outcome(await db.fetch(self.statement, self.params))
 
 
@@ -257,7 +257,7 @@ def _limits(caps: list[Cap]) -> list[Decimal | None]:
 
 def _refusal(caps: list[Cap], refused: dict) -> BudgetExceeded | None:
     for cap in caps:  # the agent's cap first: the more specific one names itself when both bind
-        if cap.counter_id in refused:
+        if cap.counter_id in refused and cap.limit_usd is not None:  # only a capped one refuses
             return BudgetExceeded(
                 scope=cap.scope, limit_usd=cap.limit_usd, spent_usd=refused[cap.counter_id]
             )

@@ -28,14 +28,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import CachePoint, ModelRequest, ToolReturnPart, UserPromptPart
 from pydantic_ai_harness.planning import PlanItem, PlanStatusUpdate, TaskStatus, render_plan
 
-from ..run_context import RunResources
 from ._toolsets import declared_toolset, parsed_config
 from .failures import WrongArguments, budgeted
 
@@ -139,7 +138,13 @@ def replace_status(item: PlanItem, status: TaskStatus) -> PlanItem:
     return item.model_copy(update={"status": status})
 
 
-def plan_store(resources: RunResources) -> RunPlan:
+class HoldsPlan(Protocol):
+    """What planning reads of the run's resources (``run_context.RunResources``)."""
+
+    plan: RunPlan | None
+
+
+def plan_store(resources: HoldsPlan) -> RunPlan:
     """The run's store; a surface with no conversation keeps a plan for the run alone."""
     if resources.plan is None:
         resources.plan = RunPlan()
@@ -542,13 +547,13 @@ def build_planning_toolset(binding, context):
     )
 
 
-def planning_capabilities(binding, resources: RunResources) -> list[AbstractCapability[Any]]:
+def planning_capabilities(binding, resources: HoldsPlan) -> list[AbstractCapability[Any]]:
     """The trailing reminder over the run's store (the same object the tools edit)."""
     config = parsed_config(CAPABILITY_ID, binding)
     return [PlanReminder(plan=plan_store(resources), cache_ttl=config.cache_ttl)]
 
 
-def planning_instructions(binding, resources: RunResources) -> str:
+def planning_instructions(binding, resources: HoldsPlan) -> str:
     """Static, cache-stable guidance; the plan itself never lands in the system prompt."""
     text = GUIDANCE
     if parsed_config(CAPABILITY_ID, binding).enable_subtasks:

@@ -97,7 +97,8 @@ class TurnSerializer(serializers.Serializer):
     )
     cost_is_partial = serializers.BooleanField(allow_null=True)
     context_tokens = serializers.IntegerField(allow_null=True)
-    context = ContextGaugeSerializer(allow_null=True)
+    # A field named like Field.context: the serializer's metaclass moves it into the fields.
+    context = ContextGaugeSerializer(allow_null=True)  # type: ignore[assignment]
     created_at = serializers.DateTimeField()
 
 

@@ -285,11 +285,11 @@ class RunAnswersView(APIView):
         values = data.validated_data
         pending = Question.objects.filter(run=run).order_by("created_at", "pk")
         if values.get("question_id") is not None:
-            question = get_object_or_404(pending, pk=values["question_id"])
+            question: Question | None = get_object_or_404(pending, pk=values["question_id"])
         else:
             question = pending.filter(status="pending").first()
-            if question is None:
-                raise Conflict("This run is not waiting for an answer.")
+        if question is None:
+            raise Conflict("This run is not waiting for an answer.")
         try:
             question = approval_services.question_answer(
                 actor=request.user,
