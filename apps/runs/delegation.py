@@ -479,6 +479,14 @@ def attach_runtime(scope: DelegationScope | None, runtime: DelegationRuntime) ->
 class Built:
     agent: Agent
     meter: RunMeter
+    # What the delegation's earlier segments spent (a parked delegation continued): its panel's
+    # cost covers every segment, as its row does.
+    carried_usd: Decimal = Decimal("0")
+    carried_partial: bool = False
+
+    @property
+    def partial(self) -> bool:
+        return self.carried_partial or any(not r.priced for r in self.meter.records)
 
 
 def _build(
@@ -781,6 +789,9 @@ class DelegationTools:
         task_id = node["task_id"] if node else uuid.uuid4().hex[:8]
         level = self._child_level(delegate, task_id, node)
         built = _build(delegate, runtime, level, background=False)
+        if node:
+            built.carried_usd = Decimal(node.get("spent_usd") or "0")
+            built.carried_partial = bool(node.get("partial"))
         started_at = dt.datetime.fromisoformat(node["started_at"]) if node else timezone.now()
         self._started(delegate, task_id, "sync", description, **({"resumed": True} if node else {}))
         history = ModelMessagesTypeAdapter.validate_python(node["messages"]) if node else None
@@ -914,6 +925,8 @@ class DelegationTools:
                 "description": description,
                 "started_at": started_at.isoformat(),
                 "requests": used + len(built.meter.records),
+                "spent_usd": str(_spent(built)),
+                "partial": built.partial,
                 "messages": ModelMessagesTypeAdapter.dump_python(messages, mode="json"),
                 "approvals": [
                     {
@@ -995,7 +1008,7 @@ class DelegationTools:
             task_id=task_id,
             status=status,
             cost_usd=str(_spent(built)),
-            cost_is_partial=bool(built and any(not r.priced for r in built.meter.records)),
+            cost_is_partial=bool(built and built.partial),
             error=error,
         )
         self.runtime.emit(frame)
@@ -1102,7 +1115,7 @@ class DelegationTools:
 def _spent(built: Built | None) -> Decimal:
     if built is None:
         return Decimal("0")
-    return sum((r.cost_usd for r in built.meter.records), Decimal("0"))
+    return built.carried_usd + sum((r.cost_usd for r in built.meter.records), Decimal("0"))
 
 
 def _args(call) -> dict:

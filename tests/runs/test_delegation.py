@@ -107,6 +107,13 @@ def test_an_approval_two_levels_down_parks_the_run_and_approving_continues_that_
     assert run.cost_usd == total(own_entries(run))
     approval.refresh_from_db()
     assert approval.result and "Email the customer" in approval.result
+    # The panel's closing cost covers both segments, like the row.
+    closing = [
+        f
+        for f in frames_after(run.pk)
+        if f["type"] == "subagent_finished" and f["task_id"] == mailer_task
+    ]
+    assert [Decimal(f["cost_usd"]) for f in closing] == [mailer_row.cost_usd]
 
 
 @pytest.mark.django_db
