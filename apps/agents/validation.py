@@ -397,17 +397,6 @@ def _check_coding_agent(binding: CapabilityBinding, spec: AgentSpec, errors) -> 
 
 
 def _check_subagents(binding: CapabilityBinding, parsed, spec: AgentSpec, errors) -> None:
-    # A setting of the catalog this deployment does not run yet: refused by name rather than
-    # published as a decision nothing carries out (docs/delegation.md, "Not built yet").
-    if parsed.allow_questions:
-        errors.append(
-            PublishError(
-                binding.id,
-                "config.allow_questions",
-                "a delegate asking the person a question is not available in this deployment "
-                "yet; leave allow_questions off",
-            )
-        )
     bound = _bound_ids(spec, enabled_only=True)
     for i, cap_id in enumerate(parsed.share_with_delegates):
         if cap_id == "subagents":

@@ -61,7 +61,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import DeferredToolResults, ToolApproved, ToolDenied
 
-from apps.approvals.gate import ApprovalGate
+from apps.approvals.gate import ASK_TOOL_NAME, ApprovalGate
 from apps.capabilities.implementations import toolset_builder
 from apps.capabilities.run_context import RunResources, ToolsetContext
 from apps.capabilities.tools import contributions, planning
@@ -490,7 +490,12 @@ class Built:
 
 
 def _build(
-    delegate: Delegate, runtime: DelegationRuntime, level: Level, *, background: bool
+    delegate: Delegate,
+    runtime: DelegationRuntime,
+    level: Level,
+    *,
+    background: bool,
+    asks: bool = False,
 ) -> Built:
     if runtime.meter is None:
         raise RuntimeError("a delegation started before its run's meter was opened")
@@ -528,6 +533,10 @@ def _build(
         spec=delegate.gate_spec,
         mode=runtime.approval_mode,
         surface=runtime.surface,
+        # allow_questions: a sync delegate asks the parent's person through the run's own
+        # ask_user channel (the person who already holds the parent's tool call), never a model;
+        # the gate contributes the question tool, as it does for the run's own agent.
+        asks_user=asks,
         refuse_with=BACKGROUND_GATE_REFUSAL if background else None,
     )
     capabilities = [
@@ -788,7 +797,12 @@ class DelegationTools:
         runtime = self.runtime
         task_id = node["task_id"] if node else uuid.uuid4().hex[:8]
         level = self._child_level(delegate, task_id, node)
-        built = _build(delegate, runtime, level, background=False)
+        # Only an author's delegate asks (a specialist the model wrote never does), and only in
+        # place: a background delegation has nobody left to answer.
+        asks = bool(self.scope.config.allow_questions) and not (delegate.definition or {}).get(
+            "dynamic"
+        )
+        built = _build(delegate, runtime, level, background=False, asks=asks)
         if node:
             built.carried_usd = Decimal(node.get("spent_usd") or "0")
             built.carried_partial = bool(node.get("partial"))
@@ -938,6 +952,11 @@ class DelegationTools:
                     for call in result.approvals
                     # Its own task calls that parked further down are nodes, not approvals.
                     if call.tool_call_id not in level.parked
+                ],
+                "questions": [
+                    {"tool_call_id": call.tool_call_id, "call": _questions_of(call)}
+                    for call in result.calls
+                    if call.tool_name == ASK_TOOL_NAME
                 ],
                 "delegates": list(level.parked.values()),
                 "created": level.created,
@@ -1118,6 +1137,13 @@ def _spent(built: Built | None) -> Decimal:
     return built.carried_usd + sum((r.cost_usd for r in built.meter.records), Decimal("0"))
 
 
+def _questions_of(call) -> list[dict]:
+    from pydantic_ai_harness.ask_user import AskUserRequest
+
+    request = AskUserRequest.from_tool_call(call)
+    return [question.model_dump(mode="json") for question in request.questions]
+
+
 def _args(call) -> dict:
     try:
         return call.args_as_dict()
@@ -1131,7 +1157,9 @@ def _record_returns(runtime: DelegationRuntime, node: dict | None, messages) -> 
         return
     from pydantic_ai.messages import ModelRequest, ToolReturnPart
 
-    wanted = {a["tool_call_id"]: a for a in node.get("approvals", [])}
+    wanted = {
+        a["tool_call_id"]: a for a in [*node.get("approvals", []), *node.get("questions", [])]
+    }
     for message in messages:
         if isinstance(message, ModelRequest):
             for part in message.parts:
@@ -1148,7 +1176,7 @@ def _node_results(node: dict, runtime: DelegationRuntime) -> DeferredToolResults
     approvals: dict[str, Any] = dict(node.get("decisions") or {})
     for child in node.get("delegates", []):
         approvals[child["task_call_id"]] = ToolApproved()
-    return DeferredToolResults(approvals=approvals)
+    return DeferredToolResults(approvals=approvals, calls=dict(node.get("answers") or {}))
 
 
 def build_subagents_toolset(binding, context: ToolsetContext):
@@ -1194,6 +1222,12 @@ def register() -> None:
 # --- parking and resuming ------------------------------------------------------------------------
 
 
+def only_questions(nodes) -> bool:
+    """A parked tree waiting on answers alone (no approval anywhere in it)."""
+    nodes = list(nodes)
+    return bool(nodes) and not any(n.get("approvals") for n in iter_nodes(nodes))
+
+
 def park_nodes(runtime: DelegationRuntime | None) -> dict[str, dict]:
     """The delegations that parked directly under the run's own agent, by ``task`` call id."""
     return runtime.root.parked if runtime is not None else {}
@@ -1214,7 +1248,9 @@ def iter_nodes(nodes):
 def resume_tree(paused_state: dict | None) -> dict[str, dict]:
     """On resume: the parked tree with each node's decisions attached (from its approval rows),
     keyed by the run's own ``task`` call ids."""
-    from apps.approvals.models import ApprovalStatus, ToolApproval
+    from pydantic_ai_harness.ask_user import DECLINED
+
+    from apps.approvals.models import ApprovalStatus, Question, QuestionStatus, ToolApproval
     from apps.approvals.services import denial_message
 
     nodes = list((paused_state or {}).get("delegates", []))
@@ -1227,6 +1263,13 @@ def resume_tree(paused_state: dict | None) -> dict[str, dict]:
     rows = {
         row.pk: row for row in ToolApproval.objects.filter(pk__in=ids).select_related("decided_by")
     }
+    asked_ids = [
+        q["question_id"]
+        for n in iter_nodes(nodes)
+        for q in n.get("questions", [])
+        if "question_id" in q
+    ]
+    questions = {q.pk: q for q in Question.objects.filter(pk__in=asked_ids)}
     for node in iter_nodes(nodes):
         decisions: dict[str, ToolApproved | ToolDenied] = {}
         for parked in node.get("approvals", []):
@@ -1238,6 +1281,16 @@ def resume_tree(paused_state: dict | None) -> dict[str, dict]:
             elif row.status in (ApprovalStatus.REJECTED, ApprovalStatus.EXPIRED):
                 decisions[parked["tool_call_id"]] = ToolDenied(message=denial_message(row))
         node["decisions"] = decisions
+        answers: dict[str, Any] = {}
+        for asked in node.get("questions", []):
+            question = questions.get(asked.get("question_id"))
+            if question is None:
+                continue
+            if question.status == QuestionStatus.ANSWERED:
+                answers[asked["tool_call_id"]] = question.answers
+            elif question.status in (QuestionStatus.DECLINED, QuestionStatus.EXPIRED):
+                answers[asked["tool_call_id"]] = DECLINED
+        node["answers"] = answers
     return {node["task_call_id"]: node for node in nodes}
 
 

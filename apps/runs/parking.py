@@ -48,9 +48,18 @@ STEP_SETTLED = "settled"
 STEP_EXPIRED = "expired"
 
 
-def parked_status(deferred) -> str:
-    """The status a run parks in: approval first, since a decision also blocks any answer."""
-    return RunStatus.AWAITING_APPROVAL if deferred.approvals else RunStatus.AWAITING_ANSWER
+def parked_status(deferred, runtime=None) -> str:
+    """The status a run parks in: approval first, since a decision also blocks any answer. A
+    ``task`` call parked only because its delegation asked the person a question is an answer
+    to wait for, not a decision."""
+    nodes = delegation.park_nodes(runtime)
+    own = [call for call in deferred.approvals if call.tool_call_id not in nodes]
+    if own:
+        return RunStatus.AWAITING_APPROVAL
+    parked_nodes = [nodes[c.tool_call_id] for c in deferred.approvals if c.tool_call_id in nodes]
+    if parked_nodes and not delegation.only_questions(parked_nodes):
+        return RunStatus.AWAITING_APPROVAL
+    return RunStatus.AWAITING_ANSWER
 
 
 def _args(call: ToolCallPart) -> dict:
@@ -120,6 +129,32 @@ def _park_delegation(run: Run, node: dict, number: int, frames: list[Frame]) -> 
                 tool_name=leaf["tool_name"],
                 args=approval.arguments,
                 delegate=who,
+            )
+        )
+    for asked in node.get("questions", []):
+        call_id = delegation.leaf_id(node["task_id"], asked["tool_call_id"])
+        question = approvals.question_open(run=run, tool_call_id=call_id, questions=asked["call"])
+        asked["question_id"] = question.pk
+        RunStep.objects.create(
+            run=run,
+            number=number,
+            kind=StepKind.TOOL_CALL,
+            detail={
+                "tool_call_id": call_id,
+                "tool_name": ASK_TOOL_NAME,
+                "args": {"questions": question.questions},
+                "status": STEP_AWAITING_ANSWER,
+                "question_id": question.pk,
+                "delegate": {"name": node["name"], "task_id": node["task_id"]},
+            },
+        )
+        number += 1
+        frames.append(
+            QuestionFrame(
+                type="question",
+                question_id=question.pk,
+                tool_call_id=call_id,
+                questions=question.questions,
             )
         )
     for child in node.get("delegates", []):

@@ -752,7 +752,9 @@ async def execute_run_async(
     deferred = state.deferred if failure is None else None
     if deferred is not None:
         # Parked on a gated call or a question: a wait, not an end (apps.approvals.parking).
-        outcome = Outcome(parking.parked_status(deferred), "")
+        outcome = Outcome(
+            parking.parked_status(deferred, prepared.delegation if prepared else None), ""
+        )
     booking = {
         "run": run,
         "model": prepared.model if prepared else None,

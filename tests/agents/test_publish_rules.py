@@ -499,13 +499,6 @@ def test_a_frozen_version_whose_key_was_deleted_is_refused_at_run_assembly(
         assert_runnable(version)
 
 
-def test_a_delegation_setting_this_deployment_does_not_run_is_refused_by_name(check):
-    errors = check(
-        spec_with(binding("subagents", {"allow_dynamic": True, "allow_questions": True}))
-    )
-    assert where(errors) == {("subagents", "config.allow_questions")}
-
-
 def test_publishing_freezes_a_delegate_named_without_a_version(
     make_agent, builder, published_helper
 ):

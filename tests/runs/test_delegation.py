@@ -681,3 +681,34 @@ def test_a_written_specialist_is_kept_across_a_park_but_not_into_the_next_turn(o
     assert "poet" in resumed.delegation.root.created
     fresh = run_create(actor=member, organization=org, agent=parent, input="again")
     assert assemble(Run.objects.get(pk=fresh.pk)).delegation.root.created == {}
+
+
+@pytest.mark.django_db
+def test_a_sync_delegate_asks_the_parents_person_and_continues_with_the_answer(org, member):
+    from apps.approvals.models import Question
+    from apps.approvals.services import question_answer
+    from apps.runs.resume import run_resume
+
+    helper = published_agent(org, name="Helper")
+    parent = delegating(org, helper, config={"allow_questions": True})
+
+    run = run_of(member, org, parent, task_call("/ask Should I send it?", "helper"), surface="chat")
+
+    assert run.status == "awaiting_answer", run.error
+    question = Question.objects.get(run=run)
+    assert question.asked_user_id == member.pk  # the run's own person, never a model
+    task_id = run.paused_state["delegates"][0]["task_id"]
+    assert question.tool_call_id.startswith(task_id + "/")
+    header = question.questions[0]
+    choice = header["options"][0]["label"]
+    question_answer(
+        actor=member,
+        question=question,
+        answers=[{"header": header["header"], "selected": [choice]}],
+    )
+    run_resume(run_id=run.pk)
+
+    run.refresh_from_db()
+    assert run.status == "completed", run.error
+    child = Run.objects.get(parent_run=run)
+    assert child.subagent_task_id == task_id and choice in child.output
