@@ -712,3 +712,65 @@ def test_a_sync_delegate_asks_the_parents_person_and_continues_with_the_answer(o
     assert run.status == "completed", run.error
     child = Run.objects.get(parent_run=run)
     assert child.subagent_task_id == task_id and choice in child.output
+
+
+def _offered(prepared) -> set[str]:
+    from asgiref.sync import async_to_sync
+    from pydantic_ai.messages import ModelResponse, TextPart
+    from pydantic_ai.models.function import FunctionModel
+
+    seen = []
+
+    def first_request(messages, info):
+        seen.append(info)
+        return ModelResponse(parts=[TextPart("done")])
+
+    async def go():
+        await prepared.agent.run(
+            prepared.user_prompt,
+            model=FunctionModel(first_request),
+            usage_limits=prepared.usage_limits,
+        )
+
+    async_to_sync(go)()
+    return {tool.name for tool in seen[0].function_tools}
+
+
+@pytest.mark.django_db
+def test_lifecycle_tools_are_offered_only_when_a_background_delegation_is_reachable(org, member):
+    from apps.runs.runner import prepare
+
+    helper = published_agent(org, name="Helper")
+    lifecycle = {
+        "check_task",
+        "wait_tasks",
+        "list_active_tasks",
+        "send_message_to_subagent",
+        "soft_cancel_task",
+        "hard_cancel_task",
+    }
+
+    def offered(agent):
+        run = run_create(actor=member, organization=org, agent=agent, input="hi")
+        return _offered(prepare(Run.objects.get(pk=run.pk)))
+
+    sync_only = offered(delegating(org, helper, name="Sync"))
+    assert "task" in sync_only and not (sync_only & lifecycle)
+    # A pinned delegate preferring the background makes it reachable: only the runner sees that.
+    pinned_async = offered(delegating(org, {"agent_id": helper.pk, "version": 1, "mode": "async"}))
+    assert lifecycle <= pinned_async
+    assert not {"answer_subagent", "create_agent", "delegate"} & pinned_async
+    # Bound without any delegate, nothing attaches.
+    assert not offered(delegating(org, name="Nobody")) & ({"task"} | lifecycle)
+
+
+@pytest.mark.django_db
+def test_auto_is_resolved_before_the_delegation_starts(org, member):
+    helper = published_agent(org, name="Helper", capabilities=[{"id": "planning"}])
+    parent = delegating(org, helper, config={"mode": "auto"})
+
+    run = run_of(member, org, parent, task_call("/call read_plan {}", "helper"))
+
+    started = [f for f in frames_after(run.pk) if f["type"] == "subagent_started"]
+    assert [f["mode"] for f in started] == ["sync"]  # a short task: the library's rule says wait
+    assert Run.objects.get(parent_run=run).status == "completed"
