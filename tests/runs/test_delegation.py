@@ -774,3 +774,19 @@ def test_auto_is_resolved_before_the_delegation_starts(org, member):
     started = [f for f in frames_after(run.pk) if f["type"] == "subagent_started"]
     assert [f["mode"] for f in started] == ["sync"]  # a short task: the library's rule says wait
     assert Run.objects.get(parent_run=run).status == "completed"
+
+
+@pytest.mark.django_db
+def test_a_delegate_stopped_by_its_own_step_limit_keeps_the_limits_sentence(org, member):
+    helper = published_agent(
+        org, name="Helper", capabilities=[{"id": "planning"}], limits={"max_steps": 1}
+    )
+    parent = delegating(org, helper)
+
+    run = run_of(member, org, parent, task_call("/steps 3", "helper"))
+
+    assert run.status == "completed", run.error
+    child = Run.objects.get(parent_run=run)
+    assert (child.status, child.stop_reason) == ("failed", "step_limit")
+    assert "step limit of 1 model requests (limits.max_steps)" in child.error
+    assert child.request_count == 1
