@@ -128,6 +128,16 @@ def delegate_pins(agent: Agent, spec: dict) -> list[dict]:
     return rows
 
 
+def inline_specialists(spec: dict) -> list[dict]:
+    """The specialists defined inside the subagents binding of ``spec`` (the Builder offers to
+    keep each as a draft agent of its own)."""
+    binding = next(
+        (b for b in (spec or {}).get("capabilities") or [] if b.get("id") == "subagents"), None
+    )
+    inline = ((binding or {}).get("config") or {}).get("inline") or []
+    return [s for s in inline if isinstance(s, dict) and s.get("name")]
+
+
 def versions_of(agent: Agent) -> QuerySet[AgentVersion]:
     return (
         AgentVersion.objects.filter(agent=agent).select_related("published_by").order_by("-number")

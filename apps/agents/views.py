@@ -92,6 +92,7 @@ def _render_builder(request, agent, *, spec: dict, errors: list[PublishError], s
         "can_publish": selectors.can(request.user, agent, "publish") and agent.status == "active",
         "versions": selectors.versions_of(agent)[:50],
         "delegate_pins": selectors.delegate_pins(agent, spec),
+        "inline_specialists": selectors.inline_specialists(spec),
         # "Try it" chats with the published version beside the configuration (runs:chat-send).
         "try_it": bool(agent.current_version_id)
         and agent.status == "active"

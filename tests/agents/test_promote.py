@@ -49,3 +49,28 @@ def test_a_promoted_draft_lands_in_the_promoters_own_organization(org, other_org
     # A profile label of another organization is not resolved: the draft uses its own default.
     draft = Agent.objects.get(organization=other_org, name="poet")
     assert draft.draft_spec["model_profile_id"] is None
+
+
+def test_the_builder_offers_to_keep_an_inline_specialist_as_a_draft(org, builder):
+    from tests.runs.factories import published_agent
+
+    spec = {
+        "capabilities": [
+            {
+                "id": "subagents",
+                "config": {
+                    "inline": [
+                        {"name": "writer", "description": "Writes prose.", "instructions": "Write."}
+                    ]
+                },
+            }
+        ]
+    }
+    agent = published_agent(org, name="Orchestrator", **spec)
+    agent.draft_spec = {**agent.current_version.spec}
+    agent.save(update_fields=["draft_spec"])
+
+    page = browser(builder).get(f"/agents/{agent.pk}/").content.decode()
+
+    assert "Specialists defined here" in page and 'value="writer"' in page
+    assert 'action="/agents/promote/"' in page
