@@ -790,3 +790,35 @@ def test_a_delegate_stopped_by_its_own_step_limit_keeps_the_limits_sentence(org,
     assert (child.status, child.stop_reason) == ("failed", "step_limit")
     assert "step limit of 1 model requests (limits.max_steps)" in child.error
     assert child.request_count == 1
+
+
+@pytest.mark.django_db
+def test_wait_tasks_cuts_a_long_result_with_a_marker_pointing_at_check_task(org, member):
+    helper = published_agent(org, name="Helper", capabilities=[{"id": "planning"}])
+    parent = delegating(org, helper, config={"mode": "async", "max_result_chars": 200})
+    long_step = "/call add_task " + json.dumps({"content": "Check the ledger " * 30})
+    run = run_create(actor=member, organization=org, agent=parent, input="go")
+
+    run = drive_with(run, background_script(long_step, "helper"))
+
+    child = Run.objects.get(parent_run=run)
+    assert len(child.output) > 200
+    assert (
+        "showing 200 of" in run.output and f"check_task('{child.subagent_task_id}')" in run.output
+    )
+
+
+@pytest.mark.django_db
+def test_a_delegates_own_mode_is_named_next_to_it_in_the_instructions(org, member):
+    from apps.runs.runner import assemble
+
+    slow = published_agent(org, name="Researcher")
+    quick = published_agent(org, name="Checker")
+    parent = delegating(org, {"agent_id": slow.pk, "version": 1, "mode": "async"}, quick)
+    run = run_create(actor=member, organization=org, agent=parent, input="hi")
+
+    instructions = "\n".join(assemble(Run.objects.get(pk=run.pk)).instructions)
+
+    assert "- researcher (runs in the background and returns a task id)" in instructions
+    assert "- checker (waits for its answer)" in instructions
+    assert "At most 3 delegations run at once" in instructions
