@@ -12,7 +12,7 @@ class AgentsConfig(AppConfig):
     def ready(self) -> None:
         from apps.orgs.services import on_organization_setup
 
-        from .template import ensure_template_agent
+        from .services import ensure_template_agent
 
         # orgs is a leaf and imports no product app; agents hands it the hook instead.
         on_organization_setup(ensure_template_agent)

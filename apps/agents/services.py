@@ -20,7 +20,7 @@ from apps.orgs.permissions import has_org_permission
 from .models import Agent, AgentStatus, AgentVersion, ModelProfile
 from .selectors import ACTIONS, can
 from .spec import AgentSpec
-from .template import new_agent_spec
+from .template import TEMPLATE_AGENT_DESCRIPTION, TEMPLATE_AGENT_NAME, new_agent_spec
 from .validation import PublishError, normalized_spec, parse_spec, pin_delegates, validate_spec
 
 
@@ -408,3 +408,32 @@ def model_profile_update(*, actor, profile: ModelProfile, **changes) -> ModelPro
             details={"fields": fields},
         )
     return profile
+
+
+@transaction.atomic
+def ensure_template_agent(*, organization, owner):
+    """Give ``organization`` its AgenticOS template agent, published as version 1. Idempotent.
+
+    Registered with ``apps.orgs.services.on_organization_setup``: runs when an organization is
+    created and again at every bootstrap, so an organization that already has its template (or
+    archived it) is left alone.
+    """
+    existing = (
+        Agent.objects.select_for_update()
+        .filter(organization=organization, is_template=True)
+        .first()
+    )
+    if existing is not None:
+        return existing
+    agent = agent_create(
+        actor=None,
+        organization=organization,
+        name=TEMPLATE_AGENT_NAME,
+        description=TEMPLATE_AGENT_DESCRIPTION,
+        spec=new_agent_spec(),
+        is_template=True,
+        owner=owner,
+    )
+    agent_publish(actor=None, agent=agent, note="Installed with the organization")
+    agent.refresh_from_db()
+    return agent

@@ -6,15 +6,13 @@ New agent starts with exactly those switched on, configured as the template conf
 together with its instructions and budget. Its author switches off what the agent must not do.
 
 The template is code, like the registry it is drawn from: one function builds it, the setup hook
-installs it once per organization, and New agent calls the same function — so the two cannot
+(``services.ensure_template_agent``) installs it once per organization, and New agent calls the same function — so the two cannot
 drift apart.
 """
 
 from __future__ import annotations
 
 from decimal import Decimal
-
-from django.db import transaction
 
 from apps.capabilities.registry import all_capabilities
 
@@ -60,35 +58,3 @@ def template_spec() -> AgentSpec:
 def new_agent_spec() -> dict:
     """The draft of an agent created with New agent: the template's spec, as JSON."""
     return template_spec().model_dump(mode="json")
-
-
-@transaction.atomic
-def ensure_template_agent(*, organization, owner):
-    """Give ``organization`` its AgenticOS template agent, published as version 1. Idempotent.
-
-    Registered with ``apps.orgs.services.on_organization_setup``: runs when an organization is
-    created and again at every bootstrap, so an organization that already has its template (or
-    archived it) is left alone.
-    """
-    from .models import Agent
-    from .services import agent_create, agent_publish
-
-    existing = (
-        Agent.objects.select_for_update()
-        .filter(organization=organization, is_template=True)
-        .first()
-    )
-    if existing is not None:
-        return existing
-    agent = agent_create(
-        actor=None,
-        organization=organization,
-        name=TEMPLATE_AGENT_NAME,
-        description=TEMPLATE_AGENT_DESCRIPTION,
-        spec=new_agent_spec(),
-        is_template=True,
-        owner=owner,
-    )
-    agent_publish(actor=None, agent=agent, note="Installed with the organization")
-    agent.refresh_from_db()
-    return agent

@@ -23,6 +23,9 @@ class RunsConfig(AppConfig):
         on_run_calls_decided(run_calls_decided)
         on_parked_calls_expired(run_close_expired_steps)
         on_run_expired(run_expire_parked)
+        # Registered in every process, not only a worker's: services enqueue them by name
+        # (apps/runs/queue.py) without importing the module that defines them.
+        from . import tasks  # noqa: F401
 
         # The subagents capability is built here (a delegation is a run inside a run), which is
         # what makes it available (apps.capabilities.implementations).

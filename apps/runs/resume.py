@@ -14,6 +14,7 @@ from django.db import transaction
 
 from apps.approvals.services import deferred_results_for, pending_for_run
 
+from . import queue
 from .choices import PARKED_STATUSES
 from .delegation import with_delegation_approvals
 from .models import Run
@@ -31,9 +32,7 @@ class ResumeRefused(Exception):
 
 
 def _enqueue_resume(run_id: int) -> None:
-    from .tasks import resume_run_task
-
-    resume_run_task.delay(run_id)
+    queue.enqueue(queue.RESUME_RUN, run_id)
 
 
 def run_calls_decided(*, run_id: int) -> None:

@@ -25,7 +25,7 @@ from apps.orgs.permissions import AGENTS_RUN, RUNS_VIEW, has_org_permission
 from apps.spend.models import Ledger
 from apps.spend.services import budget_counters_reconcile, month_of
 
-from . import states
+from . import queue, states
 from .choices import (
     LIVE_STATUSES,
     PARKED_STATUSES,
@@ -54,9 +54,7 @@ WORKER_LOST_SENTENCE = (
 
 
 def _enqueue(run_id: int) -> None:
-    from .tasks import execute_run_task
-
-    execute_run_task.delay(run_id)
+    queue.enqueue(queue.EXECUTE_RUN, run_id)
 
 
 @transaction.atomic

@@ -8,7 +8,7 @@ from celery import shared_task
 
 from agenticos.schedule import single_flight
 
-from . import resume, runner, services
+from . import queue, resume, runner, services
 from .runtime import worker_host
 
 logger = logging.getLogger(__name__)
@@ -25,7 +25,7 @@ CLAIM_MAX_RETRIES = 60
 # outcome and spend, and retrying would be a second bill nobody asked for. acks_late + the claim
 # make a redelivered message a no-op, so a run is never executed twice.
 @shared_task(
-    name="apps.runs.tasks.execute_run",
+    name=queue.EXECUTE_RUN,
     acks_late=True,
     ignore_result=True,
     autoretry_for=(runner.RunClaimUnavailable,),
@@ -43,7 +43,7 @@ def execute_run_task(run_id: int) -> str | None:
 
 # No automatic retry: a continuation that failed has booked its outcome and spend. A resume the
 # spec refuses leaves the run parked and resumable (POST runs/{id}/resume/ tries again).
-@shared_task(name="apps.runs.tasks.resume_run", acks_late=True, ignore_result=True)
+@shared_task(name=queue.RESUME_RUN, acks_late=True, ignore_result=True)
 def resume_run_task(run_id: int) -> str | None:
     try:
         return resume.run_resume(run_id=run_id)

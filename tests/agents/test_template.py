@@ -3,11 +3,10 @@
 import pytest
 
 from apps.agents.models import Agent
-from apps.agents.services import agent_create
+from apps.agents.services import agent_create, ensure_template_agent
 from apps.agents.setup import YOUR_SETUP_HEADING, your_setup_section
 from apps.agents.template import (
     TEMPLATE_AGENT_NAME,
-    ensure_template_agent,
     new_agent_spec,
     template_spec,
 )
