@@ -97,6 +97,47 @@ def agents_runnable_by(user, organization) -> QuerySet[Agent]:
     return get_objects_for_user(user, "agents.run_agent", klass=agents, accept_global_perms=False)
 
 
+def delegate_pins(agent: Agent, spec: dict) -> list[dict]:
+    """The delegates ``spec`` pins, each with the version it pins and the one its agent publishes
+    now: a pin does not move on its own, so a fix published by a delegate's author reaches this
+    agent only when someone moves the pin and republishes (seed 003) — the Builder shows it."""
+    pins = (spec or {}).get("subagents") or (spec or {}).get("delegates") or []
+    ids = [pin.get("agent_id") for pin in pins if isinstance(pin, dict)]
+    targets = {
+        target.pk: target
+        for target in Agent.objects.filter(organization=agent.organization, pk__in=ids)
+        .select_related("current_version")
+        .only("pk", "name", "status", "current_version__number")
+    }
+    rows = []
+    for pin in pins:
+        target = targets.get(pin.get("agent_id"))
+        current = target.current_version.number if target and target.current_version else None
+        pinned = pin.get("version")
+        rows.append(
+            {
+                "agent_id": pin.get("agent_id"),
+                "name": target.name if target else f"Agent {pin.get('agent_id')} (gone)",
+                "archived": bool(target and target.status == AgentStatus.ARCHIVED),
+                "pinned": pinned,
+                "current": current,
+                "behind": pinned is not None and current is not None and pinned < current,
+                "mode": pin.get("mode"),
+            }
+        )
+    return rows
+
+
+def inline_specialists(spec: dict) -> list[dict]:
+    """The specialists defined inside the subagents binding of ``spec`` (the Builder offers to
+    keep each as a draft agent of its own)."""
+    binding = next(
+        (b for b in (spec or {}).get("capabilities") or [] if b.get("id") == "subagents"), None
+    )
+    inline = ((binding or {}).get("config") or {}).get("inline") or []
+    return [s for s in inline if isinstance(s, dict) and s.get("name")]
+
+
 def versions_of(agent: Agent) -> QuerySet[AgentVersion]:
     return (
         AgentVersion.objects.filter(agent=agent).select_related("published_by").order_by("-number")

@@ -21,7 +21,7 @@ from .models import Agent, AgentStatus, AgentVersion, ModelProfile
 from .selectors import ACTIONS, can
 from .spec import AgentSpec
 from .template import TEMPLATE_AGENT_DESCRIPTION, TEMPLATE_AGENT_NAME, new_agent_spec
-from .validation import PublishError, normalized_spec, parse_spec, validate_spec
+from .validation import PublishError, normalized_spec, parse_spec, pin_delegates, validate_spec
 
 
 class PublishRefused(ValidationError):
@@ -125,6 +125,72 @@ def agent_update_draft(
 
 
 @transaction.atomic
+def specialist_promote(
+    *, actor, organization, name: str, description: str, instructions: str, model: str = ""
+) -> Agent:
+    """A specialist kept as a draft agent (seed 000: promotion stops at the draft). ``model`` is a
+    model profile's label or id in this organization; unknown, the draft uses the default."""
+    if not instructions.strip():
+        raise ValidationError({"instructions": ["a specialist needs its instructions"]})
+    profiles = ModelProfile.objects.filter(organization=organization)
+    profile = profiles.filter(label=model).first() if model else None
+    if profile is None and str(model).isdigit():
+        profile = profiles.filter(pk=int(model)).first()
+    spec = {
+        "instructions": instructions[:20000],
+        "model_profile_id": profile.pk if profile else None,
+    }
+    agent = agent_create(
+        actor=actor,
+        organization=organization,
+        name=(name or "Specialist")[:120],
+        description=(description or "")[:500],
+        spec=spec,
+    )
+    record_audit(
+        actor=actor,
+        organization=organization,
+        action="agent.promote_specialist",
+        subject=agent,
+        details={"name": agent.name, "model_profile_id": spec["model_profile_id"]},
+    )
+    return agent
+
+
+@transaction.atomic
+def agent_pin_move(*, actor, agent: Agent, delegate_agent_id: int) -> Agent:
+    """Move the draft's pin of one delegate to the version it publishes now (the Builder's offer
+    when a pin is behind). Only the draft changes: publishing is still what callers will run."""
+    agent = Agent.objects.select_for_update().get(pk=agent.pk)
+    _require_agent(actor, agent, "edit")
+    if agent.status == AgentStatus.ARCHIVED:
+        raise ValidationError({"status": ["an archived agent cannot be edited"]})
+    spec = AgentSpec.model_validate(agent.draft_spec)
+    pin = next((p for p in spec.subagents if p.agent_id == delegate_agent_id), None)
+    target = (
+        Agent.objects.filter(pk=delegate_agent_id, organization=agent.organization)
+        .select_related("current_version")
+        .first()
+    )
+    if pin is None or target is None or target.current_version is None:
+        raise ValidationError(
+            {"delegate": ["this agent does not pin a published delegate by that id"]}
+        )
+    before = pin.version
+    pin.version = target.current_version.number
+    agent.draft_spec = spec.model_dump(mode="json")
+    agent.save(update_fields=["draft_spec", "updated_at"])
+    record_audit(
+        actor=actor,
+        organization=agent.organization,
+        action="agent.pin_move",
+        subject=agent,
+        details={"delegate_agent_id": delegate_agent_id, "from": before, "to": pin.version},
+    )
+    return agent
+
+
+@transaction.atomic
 def agent_publish(*, actor, agent: Agent, note: str = "") -> AgentVersion:
     """Freeze the draft as the next version, or raise :class:`PublishRefused` naming each error."""
     agent = Agent.objects.select_for_update().get(pk=agent.pk)
@@ -136,7 +202,9 @@ def agent_publish(*, actor, agent: Agent, note: str = "") -> AgentVersion:
     )
     if errors:
         raise PublishRefused(errors)
-    spec = normalized_spec(AgentSpec.model_validate(agent.draft_spec))
+    spec = pin_delegates(
+        normalized_spec(AgentSpec.model_validate(agent.draft_spec)), agent.organization
+    )
     last = (
         AgentVersion.objects.filter(agent=agent)
         .order_by("-number")

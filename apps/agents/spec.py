@@ -55,11 +55,19 @@ class McpConnectionBinding(_Strict):
         return {"id": data} if isinstance(data, int) and not isinstance(data, bool) else data
 
 
+DelegationMode = Literal["sync", "async", "auto"]
+
+
 class DelegatePin(_Strict):
-    """A delegate agent, pinned to one of its published versions (None: its current one)."""
+    """A delegate agent, pinned to one of its published versions.
+
+    ``version`` None in a draft means "its current one"; publishing freezes the number it was
+    then (a pin does not move on its own: seed 003, "Un delegado fijado no se mueve solo").
+    ``mode`` overrides the subagents binding's mode for this delegate alone."""
 
     agent_id: int
-    version: int | None = None
+    version: int | None = Field(default=None, ge=1)
+    mode: DelegationMode | None = None
 
 
 class Budget(_Strict):
@@ -125,10 +133,22 @@ class AgentSpec(_Strict):
     mcp_connections: list[McpConnectionBinding] = Field(default_factory=list)
     context_ids: list[int] = Field(default_factory=list)
     knowledge_collections: list[int] = Field(default_factory=list)
-    delegates: list[DelegatePin] = Field(default_factory=list)
+    # The published agents this one may delegate to (top level, where publish validation, the
+    # YAML export and the permission model see them; the subagents binding holds the settings).
+    subagents: list[DelegatePin] = Field(default_factory=list)
     budget: Budget = Field(default_factory=Budget)
     limits: Limits = Field(default_factory=Limits)
     alerts: Alerts = Field(default_factory=Alerts)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_delegates_spelling(cls, data):
+        # Specs written before the field took the seed's name carried the pins as ``delegates``.
+        if isinstance(data, dict) and "delegates" in data:
+            data = dict(data)
+            legacy = data.pop("delegates")
+            data.setdefault("subagents", legacy)
+        return data
 
     def binding(self, capability_id: str) -> CapabilityBinding | None:
         return next((b for b in self.capabilities if b.id == capability_id), None)

@@ -440,22 +440,22 @@ def _check_subagents(binding: CapabilityBinding, parsed, spec: AgentSpec, errors
 def _check_delegates(spec: AgentSpec, organization, actor, agent, errors) -> None:
     from .selectors import can
 
-    if not spec.delegates:
+    if not spec.subagents:
         return
     delegation = spec.binding("subagents")
     if delegation is None or not delegation.enabled:
         errors.append(
             PublishError(
                 None,
-                "delegates",
+                "subagents",
                 "delegates are named but delegation is disabled: enable Subagents, or remove the delegates",
             )
         )
     from .models import Agent, AgentStatus, AgentVersion
 
     seen: set[int] = set()
-    for i, pin in enumerate(spec.delegates):
-        field = f"delegates[{i}]"
+    for i, pin in enumerate(spec.subagents):
+        field = f"subagents[{i}]"
         if pin.agent_id in seen:
             errors.append(
                 PublishError(None, f"{field}.agent_id", f"agent {pin.agent_id} is named twice")
@@ -610,11 +610,11 @@ def validate_spec(spec, *, organization, actor, agent=None) -> list[PublishError
                 errors.extend(check(spec, organization, actor))
             else:
                 errors.extend(check(spec, organization))
-    elif spec.delegates and not (spec.binding("subagents") and spec.binding("subagents").enabled):
+    elif spec.subagents and not (spec.binding("subagents") and spec.binding("subagents").enabled):
         errors.append(
             PublishError(
                 None,
-                "delegates",
+                "subagents",
                 "delegates are named but delegation is disabled: enable Subagents, or remove the delegates",
             )
         )
@@ -635,6 +635,23 @@ def normalized_spec(spec: AgentSpec) -> dict[str, Any]:
             continue
         parsed = cap.parse_config(binding["config"])
         binding["config"] = parsed.model_dump(mode="json", exclude_unset=True)
+    return data
+
+
+def pin_delegates(data: dict[str, Any], organization) -> dict[str, Any]:
+    """Freeze each delegate named without a version at the version it publishes now: a pin does
+    not move on its own, so what the reviewers of this version read is what its runs call."""
+    from .models import Agent
+
+    for pin in data.get("subagents") or []:
+        if pin.get("version") is None:
+            target = (
+                Agent.objects.filter(pk=pin["agent_id"], organization=organization)
+                .select_related("current_version")
+                .first()
+            )
+            if target is not None and target.current_version is not None:
+                pin["version"] = target.current_version.number
     return data
 
 

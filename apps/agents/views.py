@@ -92,6 +92,8 @@ def _render_builder(request, agent, *, spec: dict, errors: list[PublishError], s
         "can_edit": can_edit and agent.status == "active",
         "can_publish": selectors.can(request.user, agent, "publish") and agent.status == "active",
         "versions": selectors.versions_of(agent)[:50],
+        "delegate_pins": selectors.delegate_pins(agent, spec),
+        "inline_specialists": selectors.inline_specialists(spec),
         # "Try it" chats with the published version beside the configuration (runs:chat-send).
         "try_it": bool(agent.current_version_id)
         and agent.status == "active"
@@ -229,6 +231,41 @@ def _yaml(spec: dict) -> str:
     return yaml.safe_dump(
         spec, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False
     )
+
+
+@login_required
+@require_POST
+def specialist_promote(request):
+    """Keep a specialist (inline, or one the model wrote during a run) as a draft agent: owned by
+    whoever promoted it, behind agents:edit; it does not publish, pin or remove anything."""
+    organization = _organization(request)
+    try:
+        agent = services.specialist_promote(
+            actor=request.user,
+            organization=organization,
+            name=request.POST.get("name", ""),
+            description=request.POST.get("description", ""),
+            instructions=request.POST.get("instructions", ""),
+            model=request.POST.get("model", ""),
+        )
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+        return redirect("runs:chat")
+    messages.success(request, f"{agent.name} kept as a draft agent; publish it to use it.")
+    return redirect("agents:builder", agent_id=agent.pk)
+
+
+@login_required
+@require_POST
+def pin_move(request, agent_id, delegate_id):
+    agent = _agent(request, agent_id, "edit")
+    try:
+        services.agent_pin_move(actor=request.user, agent=agent, delegate_agent_id=delegate_id)
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    else:
+        messages.success(request, "Pin moved in the draft; publish to make callers use it.")
+    return redirect("agents:builder", agent_id=agent.pk)
 
 
 @login_required

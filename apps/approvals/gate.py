@@ -113,6 +113,10 @@ class ApprovalGate(AbstractCapability[Any]):
     # Whether the spec binds ask_user. Its tool is contributed here (a capability's own toolset:
     # AskUser's events may only be emitted from a capability-contributed tool).
     asks_user: bool = False
+    # Set for a delegate running in the background: nobody is left to write the question to
+    # (the delegating tool call returned long ago), so a gated call is refused with this sentence
+    # instead of parking (seed 000, "Delegación").
+    refuse_with: str | None = None
 
     def get_toolset(self):
         return build_ask_user_toolset(self.surface) if self.asks_user else None
@@ -166,6 +170,8 @@ class ApprovalGate(AbstractCapability[Any]):
                 )
             )
             return await handler(args)
+        if self.refuse_with is not None:
+            return self.refuse_with.format(tool=call.tool_name)
         if self.surface not in APPROVAL_SURFACES:
             return NOBODY_TO_ASK.format(tool=call.tool_name, surface=self.surface)
         raise ApprovalRequired(metadata={"tool_id": tool_id, "capability_id": capability_id})

@@ -109,13 +109,25 @@ def _run_expired(run_id: int, waiting_for: str, sentence: str, after_hours, now)
 
 
 def approval_open(
-    *, run, tool_call_id: str, tool_name: str, tool_id: str, capability_id: str, arguments: dict
+    *,
+    run,
+    tool_call_id: str,
+    tool_name: str,
+    tool_id: str,
+    capability_id: str,
+    arguments: dict,
+    delegate_name: str = "",
+    delegate_agent_id: int | None = None,
 ) -> ToolApproval:
-    """One pending row per gated call of a run that is parking (apps/runs/parking.py)."""
+    """One pending row per gated call of a run that is parking (apps/runs/parking.py). A call a
+    delegate made names it: the queue must say who sends the email, the agent someone is talking
+    to or a specialist called researcher (seed 003, "Una aprobación dentro de una delegación")."""
     return ToolApproval.objects.create(
         organization_id=run.organization_id,
         run=run,
         agent_id=run.agent_id,
+        delegate_name=delegate_name,
+        delegate_agent_id=delegate_agent_id,
         tool_call_id=tool_call_id,
         tool_name=tool_name,
         tool_id=tool_id,

@@ -67,6 +67,10 @@ class RunResources:
     # system_reminders: the conversation's cadence counters (seeded from the conversation, written
     # back when the run stops), so a reminder every ten requests goes on counting across turns.
     reminder_counters: ReminderCounters | None = None
+    # subagents: this agent's delegates and its place in the run's delegation tree
+    # (``apps.runs.delegation.DelegationScopeAt``); None when it delegates to nobody, or is at
+    # the depth limit (then it is built without delegation).
+    delegation: Any = None
 
 
 @dataclass(frozen=True)

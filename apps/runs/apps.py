@@ -31,3 +31,9 @@ class RunsConfig(AppConfig):
         # Registered in every process, not only a worker's: services enqueue them by name
         # (apps/runs/queue.py) without importing the module that defines them.
         from . import tasks  # noqa: F401
+
+        # The subagents capability is built here (a delegation is a run inside a run), which is
+        # what makes it available (apps.capabilities.implementations).
+        from .delegation import register as register_subagents
+
+        register_subagents()

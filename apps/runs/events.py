@@ -116,7 +116,8 @@ class ToolApprovalRequiredFrame(TypedDict):
     tool_call_id: str
     tool_name: str
     args: dict
-    # The delegate the call would reach, when a delegation asks (none yet).
+    # The delegate making the call, when a gated call inside a delegation parked the run:
+    # {"name", "task_id", "agent_id"} (agent_id None for an inline specialist).
     delegate: dict | None
 
 
@@ -127,6 +128,83 @@ class QuestionFrame(TypedDict):
     question_id: int
     tool_call_id: str
     questions: list
+
+
+# --- delegation (apps/runs/delegation.py) -----------------------------------------------------
+# Every subagent_* frame carries the delegation's ``task_id`` and, when it runs under another
+# delegation, that one's (``parent_task_id``), so a client nests the panels.
+
+
+class _SubagentStartedFields(TypedDict):
+    type: Literal["subagent_started"]
+    task_id: str
+    parent_task_id: str
+    name: str
+    mode: Literal["sync", "async"]
+    description: str
+    # "published" (a pinned agent), "inline" (a specialist defined inside the agent) or
+    # "dynamic" (one the model wrote with create_agent / delegate).
+    kind: Literal["published", "inline", "dynamic"]
+
+
+class SubagentStartedFrame(_SubagentStartedFields, total=False):
+    agent_id: int
+    # An inline or written specialist's definition (instructions, model profile), so the panel
+    # can offer to keep it as a draft agent while the run is on screen.
+    definition: dict
+    # The delegation continues where it parked (an approval inside it was decided).
+    resumed: bool
+
+
+class SubagentTextDeltaFrame(TypedDict):
+    type: Literal["subagent_text_delta"]
+    task_id: str
+    delta: str
+
+
+class SubagentToolCallFrame(TypedDict):
+    type: Literal["subagent_tool_call"]
+    task_id: str
+    tool_name: str
+    tool_call_id: str
+    args: str
+
+
+class SubagentToolResultFrame(TypedDict):
+    type: Literal["subagent_tool_result"]
+    task_id: str
+    tool_name: str
+    tool_call_id: str
+    content: str
+
+
+class SubagentParkedFrame(TypedDict):
+    """A gated call inside a sync delegation parked the whole run."""
+
+    type: Literal["subagent_parked"]
+    task_id: str
+    cost_usd: str
+
+
+class SubagentFinishedFrame(TypedDict):
+    """A delegation ended (its row, for a published delegate, follows in subagent_recorded)."""
+
+    type: Literal["subagent_finished"]
+    task_id: str
+    status: str
+    # The delegation's own entries of the run's one ledger (its own requests, priced once).
+    cost_usd: str
+    cost_is_partial: bool
+    error: str
+
+
+class SubagentRecordedFrame(TypedDict):
+    """A published delegation's row was written (when the run's segment is booked): its run id,
+    which the panel links to (Activity ``?run=``)."""
+
+    type: Literal["subagent_recorded"]
+    task_id: str
+    run_id: int
 
 
 class _RunFinishedFields(TypedDict):

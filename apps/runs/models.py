@@ -123,10 +123,15 @@ class Run(models.Model):
     conversation = models.ForeignKey(
         Conversation, on_delete=models.SET_NULL, null=True, blank=True, related_name="runs"
     )
-    # A delegated run points at the run that delegated it; top-level runs have none.
+    # A delegated run points at the run that delegated it; top-level runs have none. SET NULL, not
+    # CASCADE: deleting a parent leaves its delegations' rows, which then count toward the bill on
+    # their own (seed 003) — a delegation's spend must not vanish with the row that called it.
     parent_run = models.ForeignKey(
-        "self", on_delete=models.CASCADE, null=True, blank=True, related_name="child_runs"
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="child_runs"
     )
+    # The delegation's task id, as its subagent_* frames and ledger entries carry it (delegated
+    # rows only; apps/runs/delegation.py).
+    subagent_task_id = models.CharField(max_length=64, blank=True)
     status = models.CharField(max_length=24, choices=RunStatus.choices, default=RunStatus.QUEUED)
     stop_reason = models.CharField(max_length=24, choices=StopReason.choices, blank=True)
     input = models.TextField()

@@ -24,6 +24,8 @@ at the moment it parked.
 
 from __future__ import annotations
 
+import dataclasses
+
 from django.db import transaction
 from pydantic_ai.messages import (
     ModelMessagesTypeAdapter,
@@ -35,6 +37,7 @@ from pydantic_ai.messages import (
 from apps.approvals import services as approvals
 from apps.approvals.gate import ASK_TOOL_NAME
 
+from . import delegation
 from .choices import PARKED_STATUSES, RunStatus, StepKind
 from .events import Frame, QuestionFrame, ToolApprovalRequiredFrame
 from .models import Run, RunStep
@@ -45,9 +48,18 @@ STEP_SETTLED = "settled"
 STEP_EXPIRED = "expired"
 
 
-def parked_status(deferred) -> str:
-    """The status a run parks in: approval first, since a decision also blocks any answer."""
-    return RunStatus.AWAITING_APPROVAL if deferred.approvals else RunStatus.AWAITING_ANSWER
+def parked_status(deferred, runtime=None) -> str:
+    """The status a run parks in: approval first, since a decision also blocks any answer. A
+    ``task`` call parked only because its delegation asked the person a question is an answer
+    to wait for, not a decision."""
+    nodes = delegation.park_nodes(runtime)
+    own = [call for call in deferred.approvals if call.tool_call_id not in nodes]
+    if own:
+        return RunStatus.AWAITING_APPROVAL
+    parked_nodes = [nodes[c.tool_call_id] for c in deferred.approvals if c.tool_call_id in nodes]
+    if parked_nodes and not delegation.only_questions(parked_nodes):
+        return RunStatus.AWAITING_APPROVAL
+    return RunStatus.AWAITING_ANSWER
 
 
 def _args(call: ToolCallPart) -> dict:
@@ -77,11 +89,98 @@ def _plan_of(prepared) -> list | None:
     return plan_json(plan.items)
 
 
+def _park_delegation(run: Run, node: dict, number: int, frames: list[Frame]) -> int:
+    """A delegation that parked on gated calls of its own (and of delegations under it): one
+    approval row per call, each naming the delegate that proposed it and its arguments."""
+    for leaf in node.get("approvals", []):
+        meta = leaf.get("metadata") or {}
+        call_id = delegation.leaf_id(node["task_id"], leaf["tool_call_id"])
+        approval = approvals.approval_open(
+            run=run,
+            tool_call_id=call_id,
+            tool_name=leaf["tool_name"],
+            tool_id=meta.get("tool_id", ""),
+            capability_id=meta.get("capability_id", ""),
+            arguments=leaf["args"],
+            delegate_name=node["name"],
+            delegate_agent_id=node.get("agent_id"),
+        )
+        leaf["approval_id"] = approval.pk
+        who = {"name": node["name"], "task_id": node["task_id"], "agent_id": node.get("agent_id")}
+        RunStep.objects.create(
+            run=run,
+            number=number,
+            kind=StepKind.TOOL_CALL,
+            detail={
+                "tool_call_id": call_id,
+                "tool_name": leaf["tool_name"],
+                "args": approval.arguments,
+                "status": STEP_AWAITING_APPROVAL,
+                "approval_id": approval.pk,
+                "delegate": who,
+            },
+        )
+        number += 1
+        frames.append(
+            ToolApprovalRequiredFrame(
+                type="tool_approval_required",
+                approval_id=approval.pk,
+                tool_call_id=call_id,
+                tool_name=leaf["tool_name"],
+                args=approval.arguments,
+                delegate=who,
+            )
+        )
+    for asked in node.get("questions", []):
+        call_id = delegation.leaf_id(node["task_id"], asked["tool_call_id"])
+        question = approvals.question_open(run=run, tool_call_id=call_id, questions=asked["call"])
+        asked["question_id"] = question.pk
+        RunStep.objects.create(
+            run=run,
+            number=number,
+            kind=StepKind.TOOL_CALL,
+            detail={
+                "tool_call_id": call_id,
+                "tool_name": ASK_TOOL_NAME,
+                "args": {"questions": question.questions},
+                "status": STEP_AWAITING_ANSWER,
+                "question_id": question.pk,
+                "delegate": {"name": node["name"], "task_id": node["task_id"]},
+            },
+        )
+        number += 1
+        frames.append(
+            QuestionFrame(
+                type="question",
+                question_id=question.pk,
+                tool_call_id=call_id,
+                questions=question.questions,
+            )
+        )
+    for child in node.get("delegates", []):
+        number = _park_delegation(run, child, number, frames)
+    return number
+
+
 def _park(run: Run, prepared, deferred, messages) -> list[Frame]:
     frames: list[Frame] = []
     number = _next_step_number(run.pk)
     parked: list[dict] = []
+    nodes = delegation.park_nodes(getattr(prepared, "delegation", None))
     for call in deferred.approvals:
+        node = nodes.get(call.tool_call_id)
+        if node is not None:
+            # The run's task call parked because its delegation did: the queue gets the
+            # delegate's own calls, and the node keeps the delegation's place to continue.
+            number = _park_delegation(run, node, number, frames)
+            parked.append(
+                {
+                    "kind": "delegation",
+                    "tool_call_id": call.tool_call_id,
+                    "task_id": node["task_id"],
+                }
+            )
+            continue
         meta = deferred.metadata.get(call.tool_call_id, {}) or {}
         approval = approvals.approval_open(
             run=run,
@@ -153,8 +252,12 @@ def _park(run: Run, prepared, deferred, messages) -> list[Frame]:
         "messages": dumped,
         "history_length": len(dumped),
         "parked": parked,
-        "delegates": [],
+        "delegates": [node for node in nodes.values()],
     }
+    runtime = getattr(prepared, "delegation", None)
+    if runtime is not None and runtime.root.created:
+        # Specialists the model wrote last the whole run, a park included (seed 000, #175).
+        state["dynamic_specialists"] = runtime.root.created
     plan = _plan_of(prepared)
     if plan is not None:
         state["plan"] = plan
@@ -174,9 +277,11 @@ def _returns_in(messages) -> dict[str, ToolReturnPart]:
     return returns
 
 
-def _settle(run: Run, messages) -> None:
-    """The parked steps close with what each call returned (seed 003: settled, not new steps)."""
-    returns = _returns_in(messages)
+def _settle(run: Run, messages, delegated: dict[str, str] | None = None) -> None:
+    """The parked steps close with what each call returned (seed 003: settled, not new steps);
+    ``delegated`` holds what a continued delegate's parked calls returned, by their leaf id."""
+    returns: dict = _returns_in(messages)
+    returns.update(delegated or {})
     steps = RunStep.objects.filter(
         run_id=run.pk,
         kind=StepKind.TOOL_CALL,
@@ -186,11 +291,12 @@ def _settle(run: Run, messages) -> None:
         part = returns.get(step.detail.get("tool_call_id"))
         if part is None:
             continue
-        content = part.model_response_str()
+        content = part if isinstance(part, str) else part.model_response_str()
+        outcome = "success" if isinstance(part, str) else (part.outcome or "success")
         step.detail = {
             **step.detail,
             "status": STEP_SETTLED,
-            "outcome": part.outcome or "success",
+            "outcome": outcome,
             "result": content,
         }
         step.save(update_fields=["detail"])
@@ -204,8 +310,20 @@ def after_run(*, run: Run, prepared, deferred, messages, resumed: bool) -> list[
     gate = getattr(prepared, "approval_gate", None) if prepared is not None else None
     if gate is not None and gate.waived:
         approvals.approvals_record_standing(run=run, waived=gate.waived)
+    runtime = getattr(prepared, "delegation", None) if prepared is not None else None
+    for task_id, delegate_gate in runtime.gates if runtime is not None else []:
+        if delegate_gate.waived:
+            # Namespaced like a delegate's parked calls: two agents of a tree number theirs alone.
+            waived = [
+                dataclasses.replace(
+                    call, tool_call_id=delegation.leaf_id(task_id, call.tool_call_id)
+                )
+                for call in delegate_gate.waived
+            ]
+            approvals.approvals_record_standing(run=run, waived=waived)
     if resumed:
-        _settle(run, messages)
+        runtime = getattr(prepared, "delegation", None)
+        _settle(run, messages, runtime.settled_returns if runtime is not None else None)
         Run.objects.filter(pk=run.pk).update(paused_state=None)
     current = Run.objects.get(pk=run.pk)
     if current.status == RunStatus.BUDGET_EXCEEDED and current.budget_refusal:

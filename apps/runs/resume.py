@@ -16,6 +16,7 @@ from apps.approvals.services import deferred_results_for, pending_for_run
 
 from . import queue
 from .choices import PARKED_STATUSES
+from .delegation import with_delegation_approvals
 from .models import Run
 from .runner import Assembly, RunNotRunnable, assemble, execute_run
 
@@ -81,6 +82,10 @@ def run_resume(*, run_id: int) -> str | None:
     return execute_run(
         run_id,
         resume=True,
-        deferred_tool_results=deferred_results_for(assembly.run),
+        # The run's own task calls that parked on a delegation are approved too: replayed, each
+        # continues its delegate where it stopped instead of delegating again.
+        deferred_tool_results=with_delegation_approvals(
+            deferred_results_for(assembly.run), assembly.run.paused_state
+        ),
         assembly=assembly,
     )

@@ -89,7 +89,7 @@ from apps.spend.services import BudgetExceeded
 from apps.vault.models import Secret
 from apps.vault.services import secret_reveal
 
-from . import parking, services
+from . import delegation, parking, services
 from .choices import RunStatus, StopReason
 from .events import (
     CompactionFrame,
@@ -117,6 +117,8 @@ logger = logging.getLogger(__name__)
 # The longest a held frame (a request's cost and context gauge, a tool call starting) waits for
 # the next write before it is written on its own.
 HELD_FRAMES_SECONDS = 0.05
+
+PARKED = (RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_ANSWER)
 
 INTERNAL_ERROR_SENTENCE = (
     "The run failed with an internal error; the details are in the server log."
@@ -161,6 +163,8 @@ class Assembly:
     unbuilt_capabilities: list[str] = field(default_factory=list)
     # The guardrails' output check, when the run has one (guardrails.output_stream_filter).
     output_filter: OutputStreamFilter | None = None
+    # The run's delegation tree (apps/runs/delegation.py), when its agent delegates.
+    delegation: delegation.DelegationRuntime | None = None
 
 
 @dataclass
@@ -183,6 +187,7 @@ class PreparedRun:
     approval_gate: ApprovalGate | None = None
     # The guardrails' output check: text and reasoning held until each part is checked.
     output_filter: OutputStreamFilter | None = None
+    delegation: delegation.DelegationRuntime | None = None
 
 
 def _assert_runnable(version) -> None:
@@ -308,6 +313,45 @@ def _mcp_toolsets(organization, spec: AgentSpec, bindings) -> list:
     return [connection_toolset(access, defer=defer) for access in accesses]
 
 
+def _resolve_delegation(run, spec, bindings, handle, gate, resources, resume):
+    """The subagents capability's delegates, resolved now (pins, versions, profiles, keys, down
+    the tree); a pin that cannot run refuses the run naming the delegate."""
+    try:
+        scope = delegation.resolve_scope(
+            organization=run.organization,
+            spec=spec,
+            bindings=bindings,
+            handle=handle,
+            agent_id=run.agent_id,
+        )
+    except delegation.DelegateNotRunnable as exc:
+        raise RunNotRunnable(exc.sentence[:480]) from exc
+    if scope is None:
+        return None
+    runtime = delegation.DelegationRuntime(
+        organization_id=run.organization_id,
+        run_id=run.pk,
+        user_id=run.user_id,
+        surface=run.surface,
+        approval_mode=gate.mode,
+    )
+    if resume:
+        runtime.root.resuming = delegation.resume_tree(run.paused_state)
+        runtime.root.created = dict((run.paused_state or {}).get("dynamic_specialists") or {})
+        runtime.records = delegation.pending_records(run.paused_state)
+    delegation.attach_runtime(scope, runtime)
+    resources.delegation = delegation.DelegationScopeAt(scope, runtime.root)
+    return runtime
+
+
+def _own_requests(run: Run) -> int:
+    from apps.spend.models import EntryKind, LedgerEntry
+
+    return LedgerEntry.objects.filter(
+        ledger__run=run, delegation="", kind=EntryKind.MODEL_REQUEST
+    ).count()
+
+
 def assemble(run: Run, *, resume: bool = False) -> Assembly:
     """The single funnel's first half: a new or resumed run assembled from its published version
     — model, instructions, toolsets, the approval gate, the step limit — reading only.
@@ -339,6 +383,7 @@ def assemble(run: Run, *, resume: bool = False) -> Assembly:
         raise RunNotRunnable(" ".join(native_refusals)[:480])
     resources = resolve_resources(run, spec, {b.id for b in bindings}, resume=resume)
     resources.model_context_window = handle.context_window
+    runtime = _resolve_delegation(run, spec, bindings, handle, approval_gate, resources, resume)
     toolsets = []
     unbuilt: list[str] = []
     for binding in bindings:
@@ -368,12 +413,14 @@ def assemble(run: Run, *, resume: bool = False) -> Assembly:
             spec.instructions,
             your_setup_section(spec),
             *contributions.run_instructions(bindings, resources),
+            resources.delegation.scope.instructions() if resources.delegation else None,
         )
         if text
     ]
     max_steps = spec.limits.max_steps
-    # A resumed run's step limit counts the requests of its earlier segment too.
-    remaining = max(1, max_steps - run.request_count) if resume else max_steps
+    # A resumed run's step limit counts the requests of its earlier segment too — its own: a
+    # delegate's requests count against the delegate's own limit, not its parent's.
+    remaining = max(1, max_steps - _own_requests(run)) if resume else max_steps
     return Assembly(
         run=run,
         spec=spec,
@@ -393,6 +440,7 @@ def assemble(run: Run, *, resume: bool = False) -> Assembly:
         max_steps=max_steps,
         unbuilt_capabilities=unbuilt,
         output_filter=output_stream_filter(bindings),
+        delegation=runtime,
     )
 
 
@@ -412,6 +460,9 @@ def open_meter(assembly: Assembly, *, deferred_tool_results=None, db=None) -> Pr
         db=db,
     )
     guard = BudgetGuard(meter=meter)
+    if assembly.delegation is not None:
+        # Every delegate books into this meter's ledger, against this run's caps.
+        assembly.delegation.meter = meter
     # The guard first: it must see every model request before anything else shapes it.
     capabilities = [guard, LastAttemptArguments(), *assembly.capabilities]
     if assembly.approval_gate.has_work():
@@ -441,6 +492,7 @@ def open_meter(assembly: Assembly, *, deferred_tool_results=None, db=None) -> Pr
         resources=assembly.resources,
         approval_gate=assembly.approval_gate,
         output_filter=assembly.output_filter,
+        delegation=assembly.delegation,
     )
 
 
@@ -512,6 +564,9 @@ async def drive(
         )
 
     prepared.guard.on_settled = settled
+    if prepared.delegation is not None:
+        prepared.delegation.token = token
+        prepared.delegation.send = send
 
     # A summary is a whole model request between two of the turn's own, during which nothing
     # else streams: the chat is told what is being summarized while it happens.
@@ -565,6 +620,10 @@ async def drive(
         state.blocked_edge = exc.edge
         raise
     finally:
+        if prepared.delegation is not None:
+            # A background delegation still running when the run stops is cancelled (and booked
+            # with what it spent): nothing would be left to collect its answer.
+            await delegation.stop_background(prepared.delegation)
         if watched_here and host is not None:
             # A look already sent is read to its end (loopdb) before the session is used again.
             await host.unfollow(run_id)
@@ -834,7 +893,9 @@ async def execute_run_async(
     deferred = state.deferred if failure is None else None
     if deferred is not None:
         # Parked on a gated call or a question: a wait, not an end (apps.approvals.parking).
-        outcome = Outcome(parking.parked_status(deferred), "")
+        outcome = Outcome(
+            parking.parked_status(deferred, prepared.delegation if prepared else None), ""
+        )
     booking = {
         "run": run,
         "model": prepared.model if prepared else None,
@@ -886,6 +947,17 @@ def _book_end(
                 messages=messages,
                 resumed=resume,
             )
+            if prepared is not None and prepared.delegation is not None:
+                # The delegations that finished in this segment get their rows, in the same
+                # transaction as the run's end (apps/runs/delegation.py).
+                recorded, waiting = delegation.book_delegations(
+                    run=finished, runtime=prepared.delegation, parking=finished.status in PARKED
+                )
+                parked_frames.extend(recorded)
+                if waiting:
+                    state = Run.objects.get(pk=run_id).paused_state or {}
+                    state["delegation_rows"] = [record.as_json() for record in waiting]
+                    Run.objects.filter(pk=run_id).update(paused_state=state)
     except Exception:
         logger.exception("run %s: booking its end failed", run_id)
         finished = services.run_finish(

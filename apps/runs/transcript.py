@@ -151,6 +151,25 @@ def _attach_runs(by_run: dict[int, dict]) -> None:
     questions: defaultdict[int, dict[str, Question]] = defaultdict(dict)
     for question in Question.objects.filter(run_id__in=by_run).order_by("created_at", "pk"):
         questions[question.run_id][question.tool_call_id] = question
+    # What each run delegated to published agents: a closed panel per delegated row.
+    delegations = defaultdict(list)
+    for child in (
+        Run.objects.filter(parent_run_id__in=by_run)
+        .select_related("agent")
+        .only(
+            "pk",
+            "parent_run_id",
+            "subagent_task_id",
+            "status",
+            "error",
+            "cost_usd",
+            "cost_is_partial",
+            "agent__name",
+            "started_at",
+        )
+        .order_by("started_at", "pk")
+    ):
+        delegations[child.parent_run_id].append(child)
     for run in runs:
         turn = by_run[run.pk]
         turn["run_status"] = run.status
@@ -159,6 +178,7 @@ def _attach_runs(by_run: dict[int, dict]) -> None:
         if run.error and run.status != RunStatus.COMPLETED:
             turn["error"] = run.error
         turn["blocks"] = _blocks(run, turn["content"], approvals[run.pk], questions[run.pk])
+        turn["delegations"] = delegations[run.pk]
         turn["has_pending_card"] = any(
             b["kind"] in ("approval", "question") and b["pending"] for b in turn["blocks"]
         )

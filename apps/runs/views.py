@@ -91,6 +91,10 @@ def chat(request, conversation_id: int | None = None):
             "can_decide": perms.has_org_permission(
                 request.user, organization, perms.APPROVALS_DECIDE
             ),
+            # A written or inline specialist's panel offers to keep it as a draft agent.
+            "can_edit_agents": perms.has_org_permission(
+                request.user, organization, perms.AGENTS_EDIT
+            ),
             "approval_modes": modes,
             "approval_mode": approval_mode,
             "approval_mode_note": mode_note,

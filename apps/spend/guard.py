@@ -81,6 +81,13 @@ class RunMeter:
     # own (LoopConnection) or the worker's shared pool (LoopPool); both answer ``fetch``.
     db: LoopSession
     records: list[RequestRecord] = field(default_factory=list)
+    # A delegate's meter books into its run's ledger and counters (one ledger per run), stamped
+    # with the delegation that booked and the one it bills to; ``agent_id`` is then the agent of
+    # the row it bills to, and ``cap_agent_id`` the run's own agent, whose cap binds (seed 003: a
+    # delegate's own monthly cap does not apply inside its parent's run).
+    delegation: str = ""
+    billed_delegation: str = ""
+    cap_agent_id: int | None = None
     # What is reserved on the counters for this run's request in flight or next request: the
     # estimate of a request being sent, or the reservation made ahead when the previous one was
     # settled (see BudgetGuard). Always released or settled before the run ends.
@@ -115,6 +122,35 @@ class RunMeter:
         meter._counters()
         return meter
 
+    def for_delegate(
+        self,
+        *,
+        provider: str,
+        model_name: str,
+        billing_agent_id: int,
+        delegation: str,
+        billed_delegation: str,
+    ) -> RunMeter:
+        """A meter for one delegation of this run: priced by the delegate's own provider and
+        model, booking into this run's ledger against this run's caps (the same counters, so
+        the parent's cap sees every delegate request before the next one)."""
+        self._counters()
+        return RunMeter(
+            organization_id=self.organization_id,
+            agent_id=billing_agent_id,
+            ledger_id=self.ledger_id,
+            provider=provider,
+            model_name=model_name,
+            agent_limit_usd=self.agent_limit_usd,
+            org_limit_usd=self.org_limit_usd,
+            db=self.db,
+            delegation=delegation,
+            billed_delegation=billed_delegation,
+            cap_agent_id=self.cap_agent_id or self.agent_id,
+            _month=self._month,
+            _caps=list(self._caps),
+        )
+
     def activate(self) -> contextvars.Token:
         return _current_meter.set(self)
 
@@ -126,7 +162,9 @@ class RunMeter:
         month = services.month_of()
         if month != self._month:  # first use, or the run crossed into a new month
             agent = services.budget_counter_for(
-                organization_id=self.organization_id, agent_id=self.agent_id, month=month
+                organization_id=self.organization_id,
+                agent_id=self.cap_agent_id or self.agent_id,
+                month=month,
             )
             org = services.budget_counter_for(
                 organization_id=self.organization_id, agent_id=None, month=month
@@ -259,6 +297,8 @@ class RunMeter:
             reserved_usd=self.held_usd,
             next_caps=self._caps,
             next_reserve_usd=next_estimate_usd,
+            delegation=self.delegation,
+            billed_delegation=self.billed_delegation,
         ).run_on(self.db)
         self.refused_ahead = charge.next_refused is not None
         self.held_usd = Decimal("0") if self.refused_ahead else next_estimate_usd
@@ -295,6 +335,8 @@ class RunMeter:
             model_name=model_name,
             input_tokens=input_tokens,
             output_tokens=output_tokens,
+            delegation=self.delegation,
+            billed_delegation=self.billed_delegation,
         )
 
     # -- spend a capability makes on the run's behalf, from the run's loop --------------------

@@ -71,6 +71,13 @@ class LedgerEntry(models.Model):
     cost_usd = usd_field(default=Decimal("0"))
     priced = models.BooleanField(default=True)
     month = models.DateField()
+    # Two attributions of one entry inside a run's one ledger (seed 003, "Cómo se registra un run
+    # delegado"): the delegation that booked it (its task id; "" is the run's own agent), for the
+    # delegation panel, and the nearest published delegation it bills to ("" is the run's row) —
+    # the two differ only under an inline specialist, whose spend lands on its published
+    # ancestor's row. ``agent`` is that row's agent.
+    delegation = models.CharField(max_length=64, blank=True, default="", db_default="")
+    billed_delegation = models.CharField(max_length=64, blank=True, default="", db_default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

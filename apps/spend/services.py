@@ -97,7 +97,10 @@ def budget_counter_for(
             "agent_id": agent_id,
             "month": month,
         }
-        seed_filter = {"agent_id": agent_id, "month": month}
+        # An agent's cap measures the runs it started, their delegates' requests included (one
+        # ledger per run, seed 003 "La delegación gasta el budget del padre"): entries are
+        # counted by their ledger's agent, not by the agent an entry bills to.
+        seed_filter = {"ledger__agent_id": agent_id, "month": month}
     counter = BudgetCounter.objects.filter(**lookup).first()
     if counter is not None:
         return counter
@@ -169,9 +172,11 @@ WITH caps AS (
     WHERE %(next)s > 0 AND caps.limit_usd IS NOT NULL AND locked.spent >= caps.limit_usd
 ), entry AS (
     INSERT INTO spend_ledgerentry (ledger_id, organization_id, agent_id, kind, provider, model_name,
-        input_tokens, output_tokens, cost_usd, priced, month, created_at)
+        input_tokens, output_tokens, cost_usd, priced, month, delegation, billed_delegation,
+        created_at)
     VALUES (%(ledger)s, %(organization)s, %(agent)s, %(kind)s, %(provider)s, %(model)s,
-        %(input)s, %(output)s, %(cost)s, %(priced)s, %(month)s, now())
+        %(input)s, %(output)s, %(cost)s, %(priced)s, %(month)s, %(delegation)s,
+        %(billed_delegation)s, now())
     RETURNING id
 ), counters AS (
     UPDATE spend_budgetcounter
@@ -308,6 +313,8 @@ def charge_move(
     reserved_usd: Decimal = ZERO,
     next_caps: list[Cap] | None = None,
     next_reserve_usd: Decimal = ZERO,
+    delegation: str = "",
+    billed_delegation: str = "",
 ) -> Move[Charge]:
     """Price one charge and book it: the entry, the run's ledger and the counters, atomically.
 
@@ -315,6 +322,8 @@ def charge_move(
     ``next_caps`` (the same counters, with their limits) and ``next_reserve_usd`` > 0, the same
     statement reserves the run's next request as reserve_move would, once this charge is
     booked; a refusal is returned in ``next_refused``, never raised: the charge is booked anyway.
+    ``delegation`` / ``billed_delegation`` stamp an entry a delegate booked into its run's ledger
+    (``agent_id`` is then the agent of the row it bills to).
     """
     price = price_usage(provider, model_name, input_tokens, output_tokens)
     if next_caps is not None:
@@ -336,6 +345,8 @@ def charge_move(
         "reserved": Decimal(reserved_usd),
         "next": Decimal(next_reserve_usd) if next_caps is not None else ZERO,
         "requests": Int8(1 if kind == EntryKind.MODEL_REQUEST else 0),
+        "delegation": delegation,
+        "billed_delegation": billed_delegation,
     }
 
     def charge(rows: list[tuple]) -> Charge:
@@ -378,7 +389,7 @@ def budget_counters_reconcile(
     fixed = 0
     for counter in BudgetCounter.objects.filter(organization_id=organization_id, month=month):
         if counter.scope == BudgetScope.AGENT:
-            committed = _entries_sum(agent_id=counter.agent_id, month=month)
+            committed = _entries_sum(ledger__agent_id=counter.agent_id, month=month)
             idle = counter.agent_id not in busy_agent_ids
         else:
             committed = _entries_sum(organization_id=organization_id, month=month)

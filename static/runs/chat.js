@@ -176,6 +176,11 @@
     title.appendChild(document.createTextNode(" before "));
     title.appendChild(el("code", "tool", frame.tool_name));
     title.appendChild(document.createTextNode(" runs"));
+    if (frame.delegate) {
+      // Who proposes the call: the agent the person talks to, or a delegate of it.
+      title.appendChild(document.createTextNode(" — asked by the delegate "));
+      title.appendChild(el("strong", "delegate-name", frame.delegate.name));
+    }
     card.appendChild(title);
     card.appendChild(el("pre", "args", JSON.stringify(frame.args, null, 2)));
     if (canDecide) {
@@ -359,6 +364,120 @@
     return list;
   }
 
+  // --- delegation panels ----------------------------------------------------------------------
+  // One panel per delegation, nested under the delegation that started it (parent_task_id), with
+  // its own text, tool calls, cost, and a link to its run once its row is written.
+
+  function panelOf(taskId) {
+    return transcript.querySelector('.delegation[data-task-id="' + taskId + '"]');
+  }
+
+  function delegationPanel(frame, body) {
+    var panel = panelOf(frame.task_id);
+    if (panel) {
+      if (frame.resumed) { panel.querySelector(".delegation-status").textContent = "Running…"; }
+      return panel;
+    }
+    panel = el("section", "delegation");
+    panel.dataset.taskId = frame.task_id;
+    panel.setAttribute("aria-label", "Delegation to " + frame.name);
+    var head = el("header", "delegation-head");
+    head.appendChild(el("strong", "delegation-name", frame.name));
+    head.appendChild(el("span", "badge delegation-kind", frame.kind === "inline" ? "specialist" : "agent"));
+    head.appendChild(el("span", "badge delegation-mode", frame.mode === "async" ? "background" : "waits"));
+    head.appendChild(el("code", "badge task-id", frame.task_id));
+    panel.appendChild(head);
+    panel.appendChild(el("p", "delegation-task", frame.description));
+    panel.appendChild(el("div", "delegation-body"));
+    var foot = el("p", "delegation-foot");
+    var status = el("span", "delegation-status", "Running…");
+    status.setAttribute("role", "status");
+    foot.appendChild(status);
+    foot.appendChild(el("span", "delegation-cost"));
+    panel.appendChild(foot);
+    if (frame.definition && form.dataset.promoteUrl) {
+      panel.appendChild(promoteForm(frame.definition));
+    }
+    var parent = frame.parent_task_id ? panelOf(frame.parent_task_id) : null;
+    (parent ? parent.querySelector(".delegation-body") : body).appendChild(panel);
+    return panel;
+  }
+
+  // A specialist exists only for this run: a person may keep it as a draft agent while it is on
+  // screen (the server creates the draft behind agents:edit; nothing is published or pinned).
+  function promoteForm(definition) {
+    var keep = el("form", "delegation-promote");
+    keep.method = "post";
+    keep.action = form.dataset.promoteUrl;
+    var token = form.querySelector("input[name=csrfmiddlewaretoken]");
+    var fields = {
+      csrfmiddlewaretoken: token ? token.value : "",
+      name: definition.name || "",
+      description: definition.description || "",
+      instructions: definition.instructions || "",
+      model: definition.model || definition.model_profile_id || ""
+    };
+    Object.keys(fields).forEach(function (name) {
+      var input = el("input");
+      input.type = "hidden"; input.name = name; input.value = fields[name];
+      keep.appendChild(input);
+    });
+    var button = el("button", "secondary", "Keep as a draft agent");
+    button.type = "submit";
+    keep.appendChild(button);
+    return keep;
+  }
+
+  function panelBody(taskId) {
+    var panel = panelOf(taskId);
+    return panel ? panel.querySelector(".delegation-body") : null;
+  }
+
+  function delegationFrame(frame, body) {
+    var inside;
+    switch (frame.type) {
+      case "subagent_started":
+        delegationPanel(frame, body);
+        break;
+      case "subagent_text_delta":
+        inside = panelBody(frame.task_id);
+        if (inside) { liveText(inside).textContent += frame.delta; }
+        break;
+      case "subagent_tool_call":
+        inside = panelBody(frame.task_id);
+        if (inside) { toolList(inside).appendChild(el("li", "tool-call", "→ " + frame.tool_name + "(" + frame.args + ")")); }
+        break;
+      case "subagent_tool_result":
+        inside = panelBody(frame.task_id);
+        if (inside) { toolList(inside).appendChild(el("li", "tool-result", "← " + frame.tool_name + ": " + frame.content)); }
+        break;
+      case "subagent_parked":
+        if (panelOf(frame.task_id)) {
+          panelOf(frame.task_id).querySelector(".delegation-status").textContent = "Waiting for approval";
+        }
+        break;
+      case "subagent_finished":
+        var panel = panelOf(frame.task_id);
+        if (panel) {
+          panel.classList.add("done");
+          panel.querySelector(".delegation-status").textContent =
+            statusWords(frame.status) + (frame.error ? ": " + frame.error : "");
+          panel.querySelector(".delegation-cost").textContent =
+            " · " + money(frame.cost_usd) + (frame.cost_is_partial ? " (at least)" : "");
+        }
+        break;
+      case "subagent_recorded":
+        var recorded = panelOf(frame.task_id);
+        if (recorded && !recorded.querySelector(".delegation-run")) {
+          var link = el("a", "delegation-run", "Run " + frame.run_id);
+          link.href = "/activity/?run=" + frame.run_id;
+          recorded.querySelector(".delegation-foot").appendChild(document.createTextNode(" · "));
+          recorded.querySelector(".delegation-foot").appendChild(link);
+        }
+        break;
+    }
+  }
+
   function wireCards(scope) {
     scope.querySelectorAll(".approval-card").forEach(wireApprovalCard);
     scope.querySelectorAll(".question-card").forEach(wireQuestionCard);
@@ -455,11 +574,22 @@
               body().appendChild(sourceCards(frame));
             }
             break;
+          case "subagent_started":
+          case "subagent_text_delta":
+          case "subagent_tool_call":
+          case "subagent_tool_result":
+          case "subagent_parked":
+          case "subagent_finished":
+          case "subagent_recorded":
+            delegationFrame(frame, body());
+            break;
           case "tool_approval_required":
             var existing = document.getElementById("approval-card-" + frame.approval_id);
             if (!existing) {
               existing = approvalCard(frame);
-              body().appendChild(existing);
+              // A delegate's call is decided from its card inside the delegate's own panel.
+              var holder = frame.delegate ? panelBody(frame.delegate.task_id) : null;
+              (holder || body()).appendChild(existing);
             }
             wireApprovalCard(existing);
             break;

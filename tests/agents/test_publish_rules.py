@@ -207,19 +207,19 @@ def published_helper(make_agent, builder):
 
 def test_delegates_while_delegation_is_disabled_are_refused(check, published_helper):
     for spec in (
-        spec_with(delegates=[{"agent_id": published_helper.pk}]),
+        spec_with(subagents=[{"agent_id": published_helper.pk}]),
         spec_with(
-            binding("subagents", enabled=False), delegates=[{"agent_id": published_helper.pk}]
+            binding("subagents", enabled=False), subagents=[{"agent_id": published_helper.pk}]
         ),
     ):
-        assert where(check(spec)) == {(None, "delegates")}
+        assert where(check(spec)) == {(None, "subagents")}
 
 
 def test_delegates_with_delegation_enabled_are_accepted(check, published_helper):
     assert (
         check(
             spec_with(
-                binding("subagents"), delegates=[{"agent_id": published_helper.pk, "version": 1}]
+                binding("subagents"), subagents=[{"agent_id": published_helper.pk, "version": 1}]
             )
         )
         == []
@@ -235,17 +235,17 @@ def test_a_delegate_of_another_organization_or_missing_version_is_refused(
     errors = check(
         spec_with(
             binding("subagents"),
-            delegates=[{"agent_id": theirs.pk}, {"agent_id": published_helper.pk, "version": 7}],
+            subagents=[{"agent_id": theirs.pk}, {"agent_id": published_helper.pk, "version": 7}],
         )
     )
-    assert where(errors) == {(None, "delegates[0].agent_id"), (None, "delegates[1].version")}
+    assert where(errors) == {(None, "subagents[0].agent_id"), (None, "subagents[1].version")}
 
 
 def test_a_delegate_the_publisher_may_not_run_is_refused(check, published_helper, viewer):
     errors = check(
-        spec_with(binding("subagents"), delegates=[{"agent_id": published_helper.pk}]), actor=viewer
+        spec_with(binding("subagents"), subagents=[{"agent_id": published_helper.pk}]), actor=viewer
     )
-    assert where(errors) == {(None, "delegates[0].agent_id")}
+    assert where(errors) == {(None, "subagents[0].agent_id")}
 
 
 # --- tool ids and names ----------------------------------------------------------------------
@@ -497,3 +497,20 @@ def test_a_frozen_version_whose_key_was_deleted_is_refused_at_run_assembly(
     key.delete()
     with pytest.raises(SpecNotRunnable, match="web_research: secret_id"):
         assert_runnable(version)
+
+
+def test_publishing_freezes_a_delegate_named_without_a_version(
+    make_agent, builder, published_helper
+):
+    agent = make_agent(
+        spec_with(binding("subagents"), subagents=[{"agent_id": published_helper.pk}])
+    )
+    version = agent_publish(actor=builder, agent=agent)
+    assert version.spec["subagents"] == [
+        {"agent_id": published_helper.pk, "version": 1, "mode": None}
+    ]
+    # A draft written before the field took its name still reads.
+    from apps.agents.spec import AgentSpec
+
+    legacy = AgentSpec.model_validate({"delegates": [{"agent_id": published_helper.pk}]})
+    assert legacy.subagents[0].agent_id == published_helper.pk

@@ -216,8 +216,9 @@ def test_payload_is_json_and_carries_every_field_the_api_serves(cap):
 
 
 # Built by issue 8 (apps/capabilities/tools/), ask_user by the approvals app, web_research and
-# web_fetch by issue 16, knowledge by issue 17, memory by 18, guardrails, tool_output_limits,
-# compaction and system_reminders by issue 20; later issues add the others one by one.
+# web_fetch by issue 16, knowledge by issue 17, memory by 18, subagents by 19
+# (apps/runs/delegation.py), guardrails, tool_output_limits, compaction and system_reminders by
+# issue 20, tool_search by 21; later issues add the others one by one.
 BUILT = {
     "knowledge",
     "clock",
@@ -238,6 +239,7 @@ BUILT = {
     "system_reminders",
     # issue 21: no tools of its own; it defers the MCP toolsets (apps/capabilities/tools/tool_search.py)
     "tool_search",
+    "subagents",
 }
 
 

@@ -45,6 +45,10 @@ def _spec_binding_only(capability, organization, owner) -> dict:
         )
         binding["secret_id"] = secret.pk
     spec = {"capabilities": [binding, *others]}
+    if capability.id == "subagents":
+        # Bound without a delegate, delegation attaches nothing (seed 000): pin one.
+        helper = published_agent(organization, name="Delegate")
+        spec["subagents"] = [{"agent_id": helper.pk, "version": 1}]
     if capability.id == "context":
         # Context offers its reading tools only when a link file is bound.
         linked = ContextFile.objects.create(

@@ -29,6 +29,7 @@ class RunSerializer(serializers.ModelSerializer):
     duration_ms = serializers.SerializerMethodField()
     # Someone thumbed down a turn this run produced (apps.ratings).
     down_rated = serializers.SerializerMethodField()
+    subagent_task_id = serializers.SerializerMethodField()
 
     def get_duration_ms(self, run) -> int | None:
         if run.started_at is None or run.ended_at is None:
@@ -39,6 +40,11 @@ class RunSerializer(serializers.ModelSerializer):
         annotated = getattr(run, "down_rated", None)  # the history's annotation
         return bool(annotated) if annotated is not None else run_is_down_rated(run)
 
+    def get_subagent_task_id(self, run) -> str | None:
+        # An orphaned delegation (its parent deleted, parent_run_id nulled) keeps its row but not
+        # a task id that names a transcript gone with the parent (seed 003).
+        return (run.subagent_task_id or None) if run.parent_run_id else None
+
     class Meta:
         model = Run
         fields = [
@@ -47,6 +53,7 @@ class RunSerializer(serializers.ModelSerializer):
             "agent_version_id",
             "conversation_id",
             "parent_run_id",
+            "subagent_task_id",
             "user_id",
             "surface",
             "approval_mode",
