@@ -82,7 +82,7 @@ from apps.capabilities.tools.tool_output_limits import RunSpillStore
 from apps.knowledge.selectors import collection_search_for_run
 from apps.mcp.assembly import ConnectionGone, accesses_for_run
 from apps.mcp.client import McpUnreachable, connection_toolset
-from apps.memory.ownership import RunAudience
+from apps.memory.ownership import TRIGGER_SURFACES, RunAudience
 from apps.memory.selectors import context_files_for_run, mem0_for_run, memory_for_run
 from apps.spend.guard import BudgetGuard, RequestRecord, RunMeter
 from apps.spend.services import BudgetExceeded
@@ -218,15 +218,15 @@ def _history_of(run: Run, *, resume: bool) -> list[ModelMessage]:
 
 def run_audience(run: Run) -> RunAudience:
     """Who hears this run's answer: what the memory store and the conversation corpus follow
-    (apps.memory.ownership). A trigger's run is ``schedule`` / ``event`` with its creator as the
-    user; ``runs_as_creator`` is False until triggers record it on the run, and then comes from
-    there (``ownership.trigger_memory_scope`` is the rule they apply)."""
+    (apps.memory.ownership). A trigger's run (``schedule`` / ``event``) has a user exactly when
+    the trigger runs as its creator (apps.triggers fires it as them, or as no one), so that is
+    what ``runs_as_creator`` reads; ``ownership.trigger_memory_scope`` applies the rule."""
     conversation = run.conversation if run.conversation_id else None
     return RunAudience(
         surface=run.surface,
         user_id=run.user_id,
         group_chat_key=conversation.group_chat_key if conversation is not None else "",
-        runs_as_creator=False,
+        runs_as_creator=run.surface in TRIGGER_SURFACES and run.user_id is not None,
     )
 
 
