@@ -32,7 +32,7 @@ from apps.spend.aggregates import (
     spend_by_provider,
     spend_totals,
 )
-from apps.spend.charts import daily_cost_svg
+from apps.spend.charts import daily_cost_svg, outcome_donut_svg
 from apps.spend.filters import last_days
 from apps.spend.usage_cards import usage_cards
 from apps.vault.selectors import secrets_for
@@ -86,6 +86,9 @@ def dashboard(request):
         }
         # The usage cards read the same window as the spend card above.
         context["usage"] = usage_cards(scope, window)
+        context["outcome_chart"] = outcome_donut_svg(
+            context["usage"]["outcomes"], title="Outcomes of the window's runs"
+        )
         context["usage_window"] = window
         context["usage_total_runs"] = spend_totals(scope, window)["run_count"]
     return render(request, "console/dashboard.html", context)

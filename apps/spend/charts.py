@@ -1,4 +1,5 @@
-"""The daily cost chart, drawn on the server as inline SVG: no JavaScript build, and accessible —
+"""The spend and usage charts (the daily cost bars, the outcome donut), drawn on the server as
+inline SVG: no JavaScript build, and accessible —
 ``role="img"`` with a ``<title>`` and a ``<desc>`` that says in words what the bars show, and a
 ``<title>`` per bar (the browser's tooltip) with the day's exact figure.
 
@@ -9,6 +10,7 @@ tooltip says "at least". Every text is escaped, so a template may mark the resul
 from __future__ import annotations
 
 import itertools
+import math
 from decimal import ROUND_HALF_UP, Decimal
 from html import escape
 
@@ -85,5 +87,65 @@ def daily_cost_svg(
             f'<text x="{width - right}" y="{height - 6}" text-anchor="end" font-size="10" fill="#5b6475">'
             f"{escape(str(last))}</text>"
         )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+# One colour per outcome, each at least 3:1 against the white card (WCAG's non-text contrast).
+OUTCOME_COLOURS = {
+    "completed": "#1a7f37",
+    "failed": "#c62828",
+    "budget_exceeded": "#b45309",
+    "cancelled": "#57606a",
+    "guardrail_blocked": "#8250df",
+    "awaiting_approval": "#0969da",
+    "awaiting_answer": "#0550ae",
+    "running": "#3157d5",
+    "queued": "#6e7781",
+}
+OTHER_OUTCOME_COLOUR = "#6e7781"
+
+
+def outcome_donut_svg(outcomes: dict[str, int], *, size: int = 160, title: str = "Outcomes") -> str:
+    """A donut of the window's runs by status (``usage_cards``' ``outcomes``): each segment's
+    share of the ring is its share of ``total_runs``; the legend with the counts is the list of
+    links beside it, so the picture adds the shape and the description says it in words."""
+    uid = next(_ids)
+    total = sum(outcomes.values())
+    radius, stroke = size / 2 - 14, 22
+    circumference = 2 * math.pi * radius
+    description = (
+        ", ".join(f"{status} {count} of {total}" for status, count in outcomes.items())
+        if total
+        else "No runs in the window."
+    )
+    parts = [
+        f'<svg class="outcome-donut" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {size} {size}" '
+        f'width="{size}" height="{size}" role="img" '
+        f'aria-labelledby="outcome-title-{uid} outcome-desc-{uid}">',
+        f'<title id="outcome-title-{uid}">{escape(title)}</title>',
+        f'<desc id="outcome-desc-{uid}">{escape(description)}</desc>',
+        f'<circle cx="{size / 2}" cy="{size / 2}" r="{radius:.2f}" fill="none" stroke="#dfe3ea" '
+        f'stroke-width="{stroke}"/>',
+    ]
+    offset = 0.0
+    for status, count in outcomes.items():
+        if not count:
+            continue
+        length = circumference * count / total
+        colour = OUTCOME_COLOURS.get(status, OTHER_OUTCOME_COLOUR)
+        # Drawn from twelve o'clock clockwise: the ring is rotated a quarter turn back.
+        parts.append(
+            f'<circle class="segment" data-status="{escape(status)}" cx="{size / 2}" '
+            f'cy="{size / 2}" r="{radius:.2f}" fill="none" stroke="{colour}" '
+            f'stroke-width="{stroke}" stroke-dasharray="{length:.3f} {circumference - length:.3f}" '
+            f'stroke-dashoffset="{-offset:.3f}" transform="rotate(-90 {size / 2} {size / 2})">'
+            f"<title>{escape(status)}: {count} of {total}</title></circle>"
+        )
+        offset += length
+    parts.append(
+        f'<text x="{size / 2}" y="{size / 2 + 6}" text-anchor="middle" font-size="18" '
+        f'fill="#1f2328">{total}</text>'
+    )
     parts.append("</svg>")
     return "".join(parts)

@@ -154,3 +154,16 @@ def test_the_dashboard_cards_link_to_the_rows_behind_them(org, builder, member, 
     # Each link's rows are the card's count.
     listed = _signed_in(builder).get(f"/activity/?surface=slack&started_from={since}")
     assert listed.status_code == 200
+
+
+def test_the_outcome_donut_divides_its_ring_by_the_counts():
+    from apps.spend.charts import outcome_donut_svg
+
+    svg = outcome_donut_svg({"completed": 3, "failed": 1, "<b>": 0})
+    lengths = [
+        float(part.split('stroke-dasharray="', 1)[1].split(" ", 1)[0])
+        for part in svg.split('class="segment"')[1:]
+    ]
+    assert len(lengths) == 2 and lengths[0] == pytest.approx(3 * lengths[1], rel=1e-3)
+    assert "completed 3 of 4, failed 1 of 4" in svg and "<b>" not in svg
+    assert outcome_donut_svg({}).count('class="segment"') == 0
