@@ -133,6 +133,8 @@ class AgentSpec(_Strict):
     mcp_connections: list[McpConnectionBinding] = Field(default_factory=list)
     context_ids: list[int] = Field(default_factory=list)
     knowledge_collections: list[int] = Field(default_factory=list)
+    # The organization's skills bound to the skills capability (apps.knowledge.Skill ids).
+    skill_ids: list[int] = Field(default_factory=list)
     # The published agents this one may delegate to (top level, where publish validation, the
     # YAML export and the permission model see them; the subagents binding holds the settings).
     subagents: list[DelegatePin] = Field(default_factory=list)

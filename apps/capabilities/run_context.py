@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .tools.mem0 import Mem0Access
     from .tools.memory_files import MemoryAccess
     from .tools.planning import RunPlan
+    from .tools.skills import SkillSnapshot
     from .tools.system_reminders import ReminderCounters
     from .tools.tool_output_limits import RunSpillStore
 
@@ -55,6 +56,9 @@ class RunResources:
     # (``apps.knowledge.selectors.collection_search_for_run``); None: the capability attaches
     # nothing.
     knowledge: DocumentSearcher | None = None
+    # skills: the bound skills' snapshots (``apps.knowledge.selectors.skills_for_run``), in the
+    # spec's order; empty: the capability attaches nothing.
+    skills: list[SkillSnapshot] = field(default_factory=list)
     # tool_output_limits: where this run's spills go (``tool_output/…``), shared by the reducing
     # capability and read_tool_result. In memory and dropped with the run for an agent without a
     # workspace; the sandbox will put its workspace-backed store here.

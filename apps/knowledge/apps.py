@@ -20,6 +20,7 @@ class KnowledgeConfig(AppConfig):
     def ready(self) -> None:
         from apps.agents.validation import register_spec_check
 
-        from .validation import check_knowledge_collections
+        from .validation import check_knowledge_collections, check_skill_ids
 
         register_spec_check(check_knowledge_collections, with_actor=True)
+        register_spec_check(check_skill_ids)

@@ -158,3 +158,41 @@ class Chunk(models.Model):
 
     def __str__(self) -> str:
         return f"{self.document_id}#{self.ordinal}"
+
+
+SKILL_NAME_MAX = 64
+SKILL_DESCRIPTION_MAX = 1024
+SKILL_BODY_MAX = 200_000
+SKILL_FILES_MAX = 20
+SKILL_FILE_MAX = 100_000
+
+
+class Skill(models.Model):
+    """Written know-how an agent loads only when it decides it is relevant (seed 000, "Skills").
+
+    The name and description sit in the catalog the model reads every turn; the body loads on
+    demand (pydantic-ai's ``load_capability``); ``files`` (file name → text) are read with
+    ``read_skill_resource``. Bound to agents by id (``AgentSpec.skill_ids``).
+    """
+
+    organization = models.ForeignKey(
+        "orgs.Organization", on_delete=models.CASCADE, related_name="skills"
+    )
+    name = models.CharField(max_length=SKILL_NAME_MAX)
+    description = models.CharField(max_length=SKILL_DESCRIPTION_MAX)
+    body = models.TextField(blank=True, default="")
+    files = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(
+        "orgs.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "name"], name="skill_name_per_org")
+        ]
+
+    def __str__(self) -> str:
+        return self.name

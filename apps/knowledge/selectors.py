@@ -10,9 +10,15 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.db.models import Count, Q, QuerySet, Sum
 
-from apps.orgs.permissions import AGENTS_VIEW, CONTEXT_EDIT, SETTINGS_MANAGE, has_org_permission
+from apps.orgs.permissions import (
+    AGENTS_VIEW,
+    CONTEXT_EDIT,
+    SETTINGS_MANAGE,
+    SKILLS_EDIT,
+    has_org_permission,
+)
 
-from .models import Chunk, Collection, Document
+from .models import Chunk, Collection, Document, Skill
 from .search import CollectionRef, CollectionSearch
 
 # Self-query offers the units of the bound collections to the model, up to this many; more than
@@ -138,3 +144,52 @@ def collection_search_for_run(organization_id: int, ids: Iterable[int]) -> Colle
 
 def chunks_of(document: Document) -> QuerySet[Chunk]:
     return Chunk.objects.filter(document=document).order_by("ordinal")
+
+
+# --- skills ----------------------------------------------------------------------------------
+
+
+def may_edit_skills(user, organization) -> bool:
+    return has_org_permission(user, organization, SKILLS_EDIT)
+
+
+def skills_of(organization) -> QuerySet[Skill]:
+    return Skill.objects.filter(organization=organization)
+
+
+def skill_for(organization, pk) -> Skill | None:
+    """One skill of ``organization``; another organization's id is None (a 404)."""
+    try:
+        pk = int(pk)
+    except (TypeError, ValueError):
+        return None
+    return skills_of(organization).filter(pk=pk).first()
+
+
+def missing_skill_ids(organization_id: int, ids: Iterable[int]) -> list[int]:
+    """The ids that name no skill of this organization (another organization's, or deleted)."""
+    ids = [int(i) for i in ids]
+    found = set(
+        Skill.objects.filter(organization_id=organization_id, pk__in=ids).values_list(
+            "pk", flat=True
+        )
+    )
+    return [i for i in ids if i not in found]
+
+
+def skills_for_run(organization_id: int, ids: Iterable[int]):
+    """The bound skills' snapshots, in the spec's order, read in the run's organization only."""
+    from apps.capabilities.tools.skills import SkillSnapshot
+
+    ids = [int(i) for i in ids]
+    rows = {s.pk: s for s in Skill.objects.filter(organization_id=organization_id, pk__in=ids)}
+    return [
+        SkillSnapshot(
+            name=rows[i].name,
+            description=rows[i].description,
+            body=rows[i].body,
+            files=dict(rows[i].files or {}),
+        )
+        for i in dict.fromkeys(ids)
+        if i in rows
+    ]

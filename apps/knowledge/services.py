@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -20,7 +21,7 @@ from django.utils import timezone
 
 from apps.audit.services import record_audit
 from apps.capabilities.documents import Unreadable, extract_pages, sniff_document_type, upload_type
-from apps.orgs.permissions import CONTEXT_EDIT
+from apps.orgs.permissions import CONTEXT_EDIT, SKILLS_EDIT
 from apps.spend.services import ingestion_charge_record
 
 from .choices import REINDEXABLE_STATUSES, DocumentStatus, Embedder
@@ -32,8 +33,21 @@ from .embedders import (
     OpenAICompatibleEmbedder,
     local_embedder,
 )
-from .models import FILE_NAME_MAX, NAME_MAX, SUPPORTED_DIMENSIONS, Chunk, Collection, Document
-from .selectors import may_manage
+from .models import (
+    FILE_NAME_MAX,
+    NAME_MAX,
+    SKILL_BODY_MAX,
+    SKILL_DESCRIPTION_MAX,
+    SKILL_FILE_MAX,
+    SKILL_FILES_MAX,
+    SKILL_NAME_MAX,
+    SUPPORTED_DIMENSIONS,
+    Chunk,
+    Collection,
+    Document,
+    Skill,
+)
+from .selectors import may_edit_skills, may_manage
 
 logger = logging.getLogger(__name__)
 
@@ -379,3 +393,147 @@ def _book_ingestion(document: Document, embedder, tokens: int) -> None:
             model_name=embedder.model_name,
             input_tokens=tokens,
         )
+
+
+# --- skills ----------------------------------------------------------------------------------
+# A skill's name is its id in the model's catalog (``load_capability(id=...)``): the Agent Skills
+# spelling, lowercase letters, digits and single hyphens.
+_SKILL_NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+_FILE_NAME = re.compile(r"^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
+
+
+def _require_skills(actor, organization) -> None:
+    if actor is not None and not may_edit_skills(actor, organization):
+        raise PermissionDenied(f"{SKILLS_EDIT} is required")
+
+
+def _skill_name(organization, value, *, exclude_pk=None) -> str:
+    name = str(value or "").strip()
+    if not name:
+        raise ValidationError({"name": ["A skill needs a name."]})
+    if len(name) > SKILL_NAME_MAX or not _SKILL_NAME.match(name):
+        raise ValidationError(
+            {
+                "name": [
+                    f"Lowercase letters, digits and single hyphens, at most {SKILL_NAME_MAX} "
+                    "characters (for example incident-response)."
+                ]
+            }
+        )
+    taken = Skill.objects.filter(organization=organization, name=name)
+    if exclude_pk is not None:
+        taken = taken.exclude(pk=exclude_pk)
+    if taken.exists():
+        raise ValidationError({"name": [f"The organization already has a skill named {name!r}."]})
+    return name
+
+
+def _skill_description(value) -> str:
+    description = " ".join(str(value or "").split())
+    if not description:
+        raise ValidationError(
+            {"description": ["Say when the skill is relevant: the model reads only this."]}
+        )
+    if len(description) > SKILL_DESCRIPTION_MAX:
+        raise ValidationError({"description": [f"At most {SKILL_DESCRIPTION_MAX} characters."]})
+    return description
+
+
+def _skill_body(value) -> str:
+    body = str(value or "")
+    if len(body) > SKILL_BODY_MAX:
+        raise ValidationError({"body": [f"At most {SKILL_BODY_MAX} characters."]})
+    return body
+
+
+def _skill_files(value) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValidationError({"files": ["An object of file name to text."]})
+    if len(value) > SKILL_FILES_MAX:
+        raise ValidationError({"files": [f"At most {SKILL_FILES_MAX} files."]})
+    files: dict[str, str] = {}
+    for name, text in value.items():
+        if not isinstance(name, str) or not _FILE_NAME.match(name) or len(name) > FILE_NAME_MAX:
+            raise ValidationError(
+                {"files": [f"{name!r}: a file name of letters, digits, dots, dashes and /."]}
+            )
+        if ".." in name.split("/"):
+            raise ValidationError({"files": [f"{name!r}: no '..' in a file name."]})
+        if not isinstance(text, str):
+            raise ValidationError({"files": [f"{name!r}: the file's text must be a string."]})
+        if len(text) > SKILL_FILE_MAX:
+            raise ValidationError({"files": [f"{name!r}: at most {SKILL_FILE_MAX} characters."]})
+        files[name] = text
+    return files
+
+
+@transaction.atomic
+def skill_create(
+    *, actor, organization, name: str, description: str, body: str = "", files=None
+) -> Skill:
+    _require_skills(actor, organization)
+    skill = Skill.objects.create(
+        organization=organization,
+        name=_skill_name(organization, name),
+        description=_skill_description(description),
+        body=_skill_body(body),
+        files=_skill_files(files),
+        created_by=actor,
+    )
+    record_audit(
+        actor=actor,
+        organization=organization,
+        action="knowledge.skill.create",
+        subject=skill,
+        details={"name": skill.name, "files": sorted(skill.files)},
+    )
+    return skill
+
+
+_UNSET = object()
+
+
+@transaction.atomic
+def skill_update(
+    *, actor, skill: Skill, name=_UNSET, description=_UNSET, body=_UNSET, files=_UNSET
+) -> Skill:
+    organization = skill.organization
+    _require_skills(actor, organization)
+    changed: list[str] = []
+    if name is not _UNSET:
+        skill.name = _skill_name(organization, name, exclude_pk=skill.pk)
+        changed.append("name")
+    if description is not _UNSET:
+        skill.description = _skill_description(description)
+        changed.append("description")
+    if body is not _UNSET:
+        skill.body = _skill_body(body)
+        changed.append("body")
+    if files is not _UNSET:
+        skill.files = _skill_files(files)
+        changed.append("files")
+    skill.save()
+    record_audit(
+        actor=actor,
+        organization=organization,
+        action="knowledge.skill.update",
+        subject=skill,
+        details={"name": skill.name, "changed": changed},
+    )
+    return skill
+
+
+@transaction.atomic
+def skill_delete(*, actor, skill: Skill) -> None:
+    organization = skill.organization
+    _require_skills(actor, organization)
+    record_audit(
+        actor=actor,
+        organization=organization,
+        action="knowledge.skill.delete",
+        subject=skill,
+        details={"name": skill.name},
+    )
+    skill.delete()

@@ -5,7 +5,7 @@ since publishing refuses the run instead of being searched."""
 
 from apps.agents.validation import PublishError
 
-from .selectors import unreadable_collection_ids
+from .selectors import missing_skill_ids, unreadable_collection_ids
 
 
 def check_knowledge_collections(spec, organization, actor) -> list[PublishError]:
@@ -18,4 +18,17 @@ def check_knowledge_collections(spec, organization, actor) -> list[PublishError]
             "remove it or pick another",
         )
         for collection_id in missing
+    ]
+
+
+def check_skill_ids(spec, organization) -> list[PublishError]:
+    """Every id in ``skill_ids`` names a skill of this organization (again at assembly, so a skill
+    deleted since publishing refuses the run instead of vanishing from it)."""
+    return [
+        PublishError(
+            "skills",
+            "skill_ids",
+            f"there is no skill {skill_id} in this organization; remove it or pick another",
+        )
+        for skill_id in missing_skill_ids(organization.pk, spec.skill_ids)
     ]

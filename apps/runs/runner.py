@@ -79,7 +79,7 @@ from apps.capabilities.tools.guardrails import (
 from apps.capabilities.tools.sources import sources_of
 from apps.capabilities.tools.system_reminders import ReminderCounters
 from apps.capabilities.tools.tool_output_limits import RunSpillStore
-from apps.knowledge.selectors import collection_search_for_run
+from apps.knowledge.selectors import collection_search_for_run, skills_for_run
 from apps.mcp.assembly import ConnectionGone, accesses_for_run
 from apps.mcp.client import McpUnreachable, connection_toolset
 from apps.memory.ownership import TRIGGER_SURFACES, RunAudience
@@ -259,6 +259,8 @@ def resolve_resources(run: Run, spec: AgentSpec, bound: set[str], *, resume: boo
         resources.knowledge = collection_search_for_run(
             run.organization_id, spec.knowledge_collections
         )
+    if "skills" in bound:
+        resources.skills = skills_for_run(run.organization_id, spec.skill_ids)
     if "system_reminders" in bound:
         stored = run.conversation.reminder_counters if run.conversation is not None else None
         resources.reminder_counters = ReminderCounters.seed(stored)

@@ -30,6 +30,7 @@ def builders() -> dict:
     from .mem0 import build_memory_mem0_toolset
     from .memory_files import build_memory_files_toolset
     from .planning import build_planning_toolset
+    from .skills import build_skills_toolset
     from .system_reminders import build_system_reminders_toolset
     from .thinking import build_thinking_toolset
     from .tool_output_limits import build_tool_output_limits_toolset
@@ -56,6 +57,8 @@ def builders() -> dict:
         "tool_output_limits": build_tool_output_limits_toolset,
         # No tools: its ToolSearch capability is in contributions; the runner defers MCP tools.
         "tool_search": build_tool_search_toolset,
+        # No toolset of its own: the skills and read_skill_resource come with its capability.
+        "skills": build_skills_toolset,
     }
 
 

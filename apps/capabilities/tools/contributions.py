@@ -25,6 +25,7 @@ from .context import context_instructions
 from .guardrails import guardrails_capabilities
 from .memory_files import memory_instructions
 from .planning import planning_capabilities, planning_instructions
+from .skills import skills_capabilities
 from .system_reminders import system_reminders_capabilities
 from .thinking import thinking_model_settings
 from .tool_output_limits import tool_output_limits_capabilities
@@ -45,6 +46,8 @@ _MODEL_SETTINGS: dict[str, Callable[[Any, str], dict[str, Any]]] = {
 }
 _CAPABILITIES: dict[str, Callable[[Any, RunResources], list[Any]]] = {
     "planning": planning_capabilities,
+    # Each bound skill a deferred capability (pydantic-ai-skills), with read_skill_resource.
+    "skills": skills_capabilities,
     # The four guardrail edges: prompt, answer, tool result, tool arguments.
     "guardrails": guardrails_capabilities,
     # Long conversations: the history trimmed before each request (a harness strategy).

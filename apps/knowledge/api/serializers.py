@@ -1,6 +1,13 @@
 from rest_framework import serializers
 
-from ..models import Collection, Document
+from ..models import (
+    SKILL_BODY_MAX,
+    SKILL_DESCRIPTION_MAX,
+    SKILL_NAME_MAX,
+    Collection,
+    Document,
+    Skill,
+)
 
 
 class CollectionSerializer(serializers.ModelSerializer):
@@ -73,3 +80,23 @@ class DocumentSerializer(serializers.ModelSerializer):
 class DocumentUploadSerializer(serializers.Serializer):
     file = serializers.FileField()
     org_unit = serializers.CharField(max_length=120, required=False, allow_blank=True, default="")
+
+
+class SkillSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Skill
+        fields = ["id", "name", "description", "body", "files", "created_at", "updated_at"]
+
+
+class SkillWriteSerializer(serializers.Serializer):
+    """A skill's fields; on a PATCH each is optional. ``files`` is an object of name → text (the
+    service checks the names and sizes)."""
+
+    name = serializers.CharField(max_length=SKILL_NAME_MAX)
+    description = serializers.CharField(max_length=SKILL_DESCRIPTION_MAX)
+    body = serializers.CharField(
+        max_length=SKILL_BODY_MAX, required=False, allow_blank=True, trim_whitespace=False
+    )
+    files = serializers.DictField(
+        child=serializers.CharField(allow_blank=True, trim_whitespace=False), required=False
+    )

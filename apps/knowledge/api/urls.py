@@ -4,9 +4,10 @@ from rest_framework.routers import SimpleRouter
 
 from agenticos.params import ID_PATH_PATTERN
 
-from .views import CollectionViewSet, DocumentViewSet
+from .views import CollectionViewSet, DocumentViewSet, SkillViewSet
 
 router = SimpleRouter()
+router.register("knowledge/skills", SkillViewSet, basename="knowledge-skill")
 router.register("knowledge/collections", CollectionViewSet, basename="knowledge-collection")
 router.register(
     rf"knowledge/collections/(?P<collection_id>{ID_PATH_PATTERN})/documents",

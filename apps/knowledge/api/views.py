@@ -26,6 +26,8 @@ from .serializers import (
     CollectionWriteSerializer,
     DocumentSerializer,
     DocumentUploadSerializer,
+    SkillSerializer,
+    SkillWriteSerializer,
 )
 
 COLLECTION_ID = OpenApiParameter("id", int, OpenApiParameter.PATH, description="The collection.")
@@ -181,3 +183,71 @@ class DocumentViewSet(viewsets.ViewSet):
             actor=request.user, document=self._document(request, collection_id, pk)
         )
         return Response(DocumentSerializer(document).data)
+
+
+SKILL_ID = OpenApiParameter("id", int, OpenApiParameter.PATH, description="The skill.")
+
+_SKILL_PERMISSIONS = {
+    "GET": perms.AGENTS_VIEW,
+    "HEAD": perms.AGENTS_VIEW,
+    "OPTIONS": perms.AGENTS_VIEW,
+    "*": perms.SKILLS_EDIT,
+}
+
+
+def _skill(request, pk):
+    skill = selectors.skill_for(request.organization, pk)
+    if skill is None:
+        raise Http404
+    return skill
+
+
+@extend_schema_view(
+    list=extend_schema(responses={200: SkillSerializer(many=True)}),
+    retrieve=extend_schema(parameters=[SKILL_ID], responses={200: SkillSerializer}),
+    create=extend_schema(request=SkillWriteSerializer, responses={201: SkillSerializer}),
+    update=extend_schema(
+        parameters=[SKILL_ID], request=SkillWriteSerializer, responses={200: SkillSerializer}
+    ),
+    partial_update=extend_schema(
+        parameters=[SKILL_ID], request=SkillWriteSerializer, responses={200: SkillSerializer}
+    ),
+    destroy=extend_schema(parameters=[SKILL_ID], responses={204: None}),
+)
+class SkillViewSet(viewsets.ViewSet):
+    """The organization's skills: reading needs ``agents:view``, every change ``skills:edit``."""
+
+    lookup_value_regex = ID_PATH_PATTERN
+    required_permission = _SKILL_PERMISSIONS
+    serializer_class = SkillSerializer
+
+    def list(self, request):
+        return Response(SkillSerializer(selectors.skills_of(request.organization), many=True).data)
+
+    def retrieve(self, request, pk=None):
+        return Response(SkillSerializer(_skill(request, pk)).data)
+
+    def create(self, request):
+        data = SkillWriteSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        skill = services.skill_create(
+            actor=request.user, organization=request.organization, **data.validated_data
+        )
+        return Response(SkillSerializer(skill).data, status=status.HTTP_201_CREATED)
+
+    def _write(self, request, pk, *, partial: bool):
+        skill = _skill(request, pk)
+        data = SkillWriteSerializer(data=request.data, partial=partial)
+        data.is_valid(raise_exception=True)
+        skill = services.skill_update(actor=request.user, skill=skill, **data.validated_data)
+        return Response(SkillSerializer(skill).data)
+
+    def update(self, request, pk=None):
+        return self._write(request, pk, partial=False)
+
+    def partial_update(self, request, pk=None):
+        return self._write(request, pk, partial=True)
+
+    def destroy(self, request, pk=None):
+        services.skill_delete(actor=request.user, skill=_skill(request, pk))
+        return Response(status=status.HTTP_204_NO_CONTENT)
