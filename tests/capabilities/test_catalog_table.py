@@ -240,6 +240,8 @@ BUILT = {
     # issue 21: no tools of its own; it defers the MCP toolsets (apps/capabilities/tools/tool_search.py)
     "tool_search",
     "subagents",
+    # issue 17: its tool comes with pydantic-ai-skills' capability (apps/capabilities/tools/skills.py)
+    "skills",
 }
 
 

@@ -62,6 +62,20 @@ def _spec_binding_only(capability, organization, owner) -> dict:
         spec["knowledge_collections"] = [
             collection_create(actor=owner, organization=organization, name="Handbook").pk
         ]
+    if capability.id == "skills":
+        # read_skill_resource is offered only when a bound skill ships a file.
+        from apps.knowledge.services import skill_create
+
+        spec["skill_ids"] = [
+            skill_create(
+                actor=owner,
+                organization=organization,
+                name="house-style",
+                description="Use for customer letters.",
+                body="Short sentences.",
+                files={"letter.md": "Dear"},
+            ).pk
+        ]
     return spec
 
 

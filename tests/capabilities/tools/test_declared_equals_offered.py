@@ -122,3 +122,47 @@ def test_the_six_are_available_in_the_registry(capability_id):
     capability = get_capability(capability_id)
     assert capability.available
     assert capability.unavailable_reason == ""
+
+
+# --- skills: its tool comes with its capability (pydantic-ai-skills), not from a toolset -------
+
+
+def _skills_offered(snapshots) -> dict:
+    from apps.capabilities.tools.skills import build_skills_toolset, skills_capability
+
+    assert build_skills_toolset({"id": "skills"}, toolset_context()) is None
+    capability = skills_capability(snapshots)
+    _, script = run_agent([], ["done"], capabilities=[capability] if capability else [])
+    return {
+        t.metadata[TOOL_ID_METADATA]: t
+        for t in script.infos[0].function_tools
+        if t.metadata and TOOL_ID_METADATA in t.metadata
+    }, {t.name for t in script.infos[0].function_tools}
+
+
+def test_skills_declares_exactly_what_a_skill_with_files_is_offered():
+    from apps.capabilities.tools.skills import SkillSnapshot
+
+    capability = get_capability("skills")
+    with_files = [SkillSnapshot("style", "Style.", "Body.", {"letter.md": "Dear"})]
+    offered, names = _skills_offered(with_files)
+    assert set(offered) == {t.id for t in capability.offered_tools({})}
+    assert "run_skill_script" not in names
+    for tool_id, definition in offered.items():
+        assert definition.name == tool_id
+        assert definition.description == capability.tool(tool_id).description
+        assert has_tool_text_shape(definition.description)
+        summary, _ = split_tool_text(definition.description)
+        for argument in definition.parameters_json_schema.get("properties", {}):
+            assert f"`{argument}`" in summary, (definition.name, argument)
+    # Every name the model is offered is declared, or is the framework's own load_capability.
+    assert names - set(offered) == {"load_capability"}
+
+
+def test_skills_without_files_offer_no_declared_tool_and_none_bound_attach_nothing():
+    from apps.capabilities.tools.skills import SkillSnapshot
+
+    offered, names = _skills_offered([SkillSnapshot("style", "Style.", "Body.")])
+    assert offered == {} and names == {"load_capability"}
+    offered, names = _skills_offered([])
+    assert offered == {} and names == set()
