@@ -45,7 +45,9 @@ def test_a_builder_creates_updates_and_deletes_a_skill_each_audited(client_for, 
     )
     assert created.status_code == 201, created.json()
     body = created.json()
-    assert body["name"] == "incident-response" and body["files"] == {"checklist.md": "- status page"}
+    assert body["name"] == "incident-response" and body["files"] == {
+        "checklist.md": "- status page"
+    }
     skill_id = body["id"]
 
     patched = client.patch(f"{URL}{skill_id}/", {"body": "1. Breathe."}, format="json")

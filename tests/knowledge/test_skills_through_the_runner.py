@@ -136,9 +136,7 @@ def test_the_body_loads_on_demand_and_then_a_resource_reads(org, member, style, 
         member,
         org,
         agent,
-        _call(
-            "read_skill_resource", skill_name="house-style", resource_name="templates/letter.md"
-        ),
+        _call("read_skill_resource", skill_name="house-style", resource_name="templates/letter.md"),
         conversation,
     )
     assert read.status == "completed", read.error
