@@ -110,11 +110,15 @@ def test_another_room_is_another_store(org, member, agent):
 def test_runs_without_a_listener_have_no_store_and_the_tools_say_so(
     org, member, agent, surface, says
 ):
-    run = run_now(member, org, agent, write("preferences.md", "x"), surface=surface)
+    # A trigger's run has a user only when it runs as its creator (apps.triggers): one that
+    # runs as no one is the trigger case without a listener (tests/triggers/test_memory_rules.py
+    # covers the creator's store).
+    actor = None if surface in ("schedule", "event") else member
+    run = run_now(actor, org, agent, write("preferences.md", "x"), surface=surface)
     assert run.status == "completed"
     (returned,) = returns_of(run)
     assert returned.startswith("Memory is not available here:") and says in returned
-    listed = run_now(member, org, agent, "/call list_memory {}", surface=surface)
+    listed = run_now(actor, org, agent, "/call list_memory {}", surface=surface)
     assert "Memory is not available here" in returns_of(listed)[0]
     assert not MemoryNote.objects.exists()
 
