@@ -26,7 +26,13 @@ from pydantic_ai_skills import Skill, SkillResource, SkillsCapability
 
 from ..registry import get_capability
 from ..run_context import RunResources
-from ._toolsets import CAPABILITY_METADATA, TOOL_ID_METADATA
+from ._toolsets import (
+    CAPABILITY_METADATA,
+    TOOL_ID_METADATA,
+    _override,
+    binding_overrides,
+    offered_description,
+)
 
 CAPABILITY_ID = "skills"
 READ_RESOURCE_ID = "read_skill_resource"
@@ -53,9 +59,12 @@ def _library_skill(snapshot: SkillSnapshot) -> Skill:
     )
 
 
-def _redescribed(toolset):
-    """The library's file tools under the registry's text and this deployment's metadata."""
+def _redescribed(toolset, binding: Any = None):
+    """The library's file tools under the registry's text (or the binding's re-description, the
+    declared ``<returns>`` kept) and this deployment's metadata, under the binding's rename."""
     declared = get_capability(CAPABILITY_ID)
+    rename, redescription = _override(binding_overrides(binding or {}), READ_RESOURCE_ID)
+    description = offered_description(declared.tool(READ_RESOURCE_ID), redescription)
 
     async def prepare(ctx, tool_defs):
         out = []
@@ -65,7 +74,7 @@ def _redescribed(toolset):
             out.append(
                 dataclasses.replace(
                     tool_def,
-                    description=declared.tool(READ_RESOURCE_ID).description,
+                    description=description,
                     metadata={
                         **(tool_def.metadata or {}),
                         TOOL_ID_METADATA: READ_RESOURCE_ID,
@@ -75,10 +84,15 @@ def _redescribed(toolset):
             )
         return out
 
-    return toolset.prepared(prepare)
+    prepared = toolset.prepared(prepare)
+    if rename and rename != READ_RESOURCE_ID:
+        return prepared.renamed({rename: READ_RESOURCE_ID})
+    return prepared
 
 
-def skills_capability(snapshots: list[SkillSnapshot]) -> SkillsCapability | None:
+def skills_capability(
+    snapshots: list[SkillSnapshot], binding: Any = None
+) -> SkillsCapability | None:
     if not snapshots:
         return None
     has_files = any(s.files for s in snapshots)
@@ -90,12 +104,12 @@ def skills_capability(snapshots: list[SkillSnapshot]) -> SkillsCapability | None
     if capability._files_toolset is not None:
         # The library keeps its files toolset on the capability (get_toolset returns it, apply
         # maps it to its owner): the re-described wrapper takes its place there.
-        capability._files_toolset = _redescribed(capability._files_toolset)
+        capability._files_toolset = _redescribed(capability._files_toolset, binding)
     return capability
 
 
 def skills_capabilities(binding: Any, resources: RunResources) -> list[Any]:
-    capability = skills_capability(list(resources.skills))
+    capability = skills_capability(list(resources.skills), binding)
     return [capability] if capability is not None else []
 
 

@@ -12,7 +12,7 @@ from apps.capabilities.tool_text import has_tool_text_shape, split_tool_text
 from apps.capabilities.tools import builders
 from apps.capabilities.tools._toolsets import TOOL_ID_METADATA
 
-from .helpers import build, run_agent, toolset_context
+from .helpers import build, call, run_agent, tool_returns, toolset_context
 
 LINKED = [{"name": "Escalation matrix", "body": "Billing → Ana", "mode": "link"}]
 INJECTED = [{"name": "Glossary", "body": "ARR: annual recurring revenue", "mode": "inject"}]
@@ -166,3 +166,30 @@ def test_skills_without_files_offer_no_declared_tool_and_none_bound_attach_nothi
     assert offered == {} and names == {"load_capability"}
     offered, names = _skills_offered([])
     assert offered == {} and names == set()
+
+
+def test_a_skills_binding_renames_read_skill_resource_and_the_call_still_reads_the_file():
+    from apps.capabilities.tools.skills import SkillSnapshot, skills_capability
+
+    binding = {
+        "id": "skills",
+        "tool_overrides": {"read_skill_resource": {"name": "skill_file", "description": "Read."}},
+    }
+    capability = skills_capability(
+        [SkillSnapshot("style", "Style.", "Body.", {"letter.md": "Dear reader"})], binding
+    )
+    steps = [
+        call("load_capability", id="style"),
+        call("skill_file", skill_name="style", resource_name="letter.md"),
+        "done",
+    ]
+    result, script = run_agent([], steps, capabilities=[capability])
+    [renamed] = [t for t in script.infos[0].function_tools if t.name == "skill_file"]
+    assert renamed.metadata[TOOL_ID_METADATA] == "read_skill_resource"
+    summary, returns = split_tool_text(renamed.description)
+    assert summary == "Read."
+    assert (
+        returns
+        == split_tool_text(get_capability("skills").tool("read_skill_resource").description)[1]
+    )
+    assert any("Dear reader" in str(part.content) for part in tool_returns(result.all_messages()))
