@@ -152,6 +152,8 @@ class Delegate:
     definition: dict | None = None
     # The context files its spec binds, read before the run.
     context_files: list = field(default_factory=list)
+    # The skills its spec binds (``apps.knowledge.selectors.skills_for_run``), read before the run.
+    skills: list = field(default_factory=list)
 
 
 @dataclass
@@ -297,6 +299,14 @@ def _context_files(spec, bindings, organization) -> list:
     return list(context_files_for_run(organization.pk, spec.context_ids))
 
 
+def _skills(spec, bindings, organization) -> list:
+    if not any(binding.id == "skills" for binding in bindings):
+        return []
+    from apps.knowledge.selectors import skills_for_run
+
+    return skills_for_run(organization.pk, spec.skill_ids)
+
+
 def _secrets_for(bindings, organization, who: str) -> dict[str, str | None]:
     from apps.vault.models import Secret
     from apps.vault.services import secret_reveal
@@ -383,6 +393,7 @@ def resolve_scope(
             agent_id=target.pk,
             agent_version_id=version.pk,
             context_files=_context_files(own, all_bindings, organization),
+            skills=_skills(own, all_bindings, organization),
             scope=resolve_scope(
                 organization=organization,
                 spec=own,
@@ -508,6 +519,7 @@ def _build(
     )
     resources = _resources_for(delegate.gate_spec, delegate.bindings, runtime.organization_id)
     resources.context_files = delegate.context_files
+    resources.skills = delegate.skills
     if delegate.scope is not None:
         resources.delegation = DelegationScopeAt(delegate.scope, level)
     toolsets = []

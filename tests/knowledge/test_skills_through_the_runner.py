@@ -191,3 +191,24 @@ def test_a_skill_deleted_since_publishing_refuses_the_run(org, owner, member, st
     skill_delete(actor=owner, skill=style)
     run = _say(member, org, agent, "hello")
     assert run.status == "failed" and "skill_ids" in run.error
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_delegate_loads_the_skills_its_own_spec_binds(org, member, style):
+    from tests.runs.delegating import delegating, run_of, task_call
+
+    helper = published_agent(
+        org, name="Writer", capabilities=[{"id": "skills"}], skill_ids=[style.pk]
+    )
+    parent = delegating(org, helper)
+    run = run_of(
+        member, org, parent, task_call(_call("load_capability", id="house-style"), "writer")
+    )
+    assert run.status == "completed", run.error
+    child = Run.objects.get(parent_run=run)
+    assert child.status == "completed", child.error
+    assert "MARKER-BODY-7731" in (child.output + json.dumps(child.transcript))
+    # The parent binds no skill: its own requests carry no skills catalog.
+    parents = _first_request(queued_run(member, org, parent, "hi"))
+    assert style.description not in _everything_the_model_reads(parents)
+    assert "load_capability" not in {t.name for t in parents.function_tools}
