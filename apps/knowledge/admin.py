@@ -3,7 +3,7 @@ so documents are uploaded in the console or the API, and the heavy fields stay d
 
 from django.contrib import admin
 
-from .models import Chunk, Collection, CollectionGrant, Document
+from .models import Chunk, Collection, CollectionGrant, Document, Skill
 
 
 @admin.register(Collection)
@@ -67,3 +67,16 @@ class ChunkAdmin(admin.ModelAdmin):
             .select_related("document")
             .defer("embedding", "search_vector")
         )
+
+
+@admin.register(Skill)
+class SkillAdmin(admin.ModelAdmin):
+    """Read only: a skill changes through the services (skills:edit, audited)."""
+
+    list_display = ["name", "organization", "updated_at"]
+    list_filter = ["organization"]
+    search_fields = ["name", "description"]
+    readonly_fields = ["organization", "name", "description", "body", "files", "created_by"]
+
+    def has_add_permission(self, request):
+        return False
