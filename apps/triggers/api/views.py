@@ -172,6 +172,9 @@ class TriggerEventView(APIView):
         responses={
             202: EventAcceptedSerializer,
             403: OpenApiResponse(response=ErrorSerializer, description="Not signed by it."),
+            # A path whose id is not a number matches no route: the router's 404, before any
+            # trigger is looked at (an unknown numeric id is the same 403 as a bad signature).
+            404: OpenApiResponse(response=ErrorSerializer, description="Not an event path."),
             409: OpenApiResponse(response=ErrorSerializer, description="The trigger is paused."),
             413: OpenApiResponse(response=ErrorSerializer, description="Body too large."),
         },
