@@ -364,6 +364,8 @@ class RunMeter:
             model_name=model_name,
             input_tokens=input_tokens,
             output_tokens=output_tokens,
+            delegation=self.delegation,
+            billed_delegation=self.billed_delegation,
         ).run_on(self.db)
 
     def side_estimate(self, prompt_chars: int, max_tokens: int = OUTPUT_RESERVE_TOKENS) -> Decimal:
@@ -402,6 +404,8 @@ class RunMeter:
             input_tokens=usage.input_tokens or 0,
             output_tokens=usage.output_tokens or 0,
             reserved_usd=estimate_usd,
+            delegation=self.delegation,
+            billed_delegation=self.billed_delegation,
         ).run_on(self.db)
         record = RequestRecord(
             number=len(self.records) + 1,

@@ -88,6 +88,18 @@ class SkillSerializer(serializers.ModelSerializer):
         fields = ["id", "name", "description", "body", "files", "created_at", "updated_at"]
 
 
+class FileText(serializers.CharField):
+    """A skill file's text: a JSON string only (DRF's CharField would store ``3`` as ``"3"``,
+    accepting what the schema says is refused)."""
+
+    default_error_messages = {"not_text": "A file's content must be text (a JSON string)."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("not_text")
+        return super().to_internal_value(data)
+
+
 class SkillWriteSerializer(serializers.Serializer):
     """A skill's fields; on a PATCH each is optional. ``files`` is an object of name → text (the
     service checks the names and sizes)."""
@@ -98,5 +110,5 @@ class SkillWriteSerializer(serializers.Serializer):
         max_length=SKILL_BODY_MAX, required=False, allow_blank=True, trim_whitespace=False
     )
     files = serializers.DictField(
-        child=serializers.CharField(allow_blank=True, trim_whitespace=False), required=False
+        child=FileText(allow_blank=True, trim_whitespace=False), required=False
     )
