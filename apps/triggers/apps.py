@@ -13,3 +13,8 @@ class TriggersConfig(AppConfig):
     name = "apps.triggers"
     label = "triggers"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Registered in every process, not only a worker's: "Fire now" in a web request enqueues
+        # the drive by its task name (services.enqueue_drive), without importing tasks.py.
+        from . import tasks  # noqa: F401

@@ -111,6 +111,7 @@ def test_another_organizations_skill_is_a_404_and_never_listed(client_for, build
         ({"name": "ok", "description": "d", "files": {"../etc/passwd": "x"}}, "files"),
         ({"name": "ok", "description": "d", "files": {"a.md": ["x"]}}, "files"),
         ({"name": "ok", "description": "d", "files": {"a.md": 3}}, "files"),
+        ({"name": "ok", "description": "d", "body": 0}, "body"),
         ({"name": "house-style", "description": "Duplicate name."}, "name"),
     ],
 )

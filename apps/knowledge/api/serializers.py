@@ -88,11 +88,11 @@ class SkillSerializer(serializers.ModelSerializer):
         fields = ["id", "name", "description", "body", "files", "created_at", "updated_at"]
 
 
-class FileText(serializers.CharField):
-    """A skill file's text: a JSON string only (DRF's CharField would store ``3`` as ``"3"``,
+class JsonText(serializers.CharField):
+    """Text that must arrive as a JSON string (DRF's CharField would store ``3`` as ``"3"``,
     accepting what the schema says is refused)."""
 
-    default_error_messages = {"not_text": "A file's content must be text (a JSON string)."}
+    default_error_messages = {"not_text": "Must be text (a JSON string)."}
 
     def to_internal_value(self, data):
         if not isinstance(data, str):
@@ -104,11 +104,11 @@ class SkillWriteSerializer(serializers.Serializer):
     """A skill's fields; on a PATCH each is optional. ``files`` is an object of name → text (the
     service checks the names and sizes)."""
 
-    name = serializers.CharField(max_length=SKILL_NAME_MAX)
-    description = serializers.CharField(max_length=SKILL_DESCRIPTION_MAX)
-    body = serializers.CharField(
+    name = JsonText(max_length=SKILL_NAME_MAX)
+    description = JsonText(max_length=SKILL_DESCRIPTION_MAX)
+    body = JsonText(
         max_length=SKILL_BODY_MAX, required=False, allow_blank=True, trim_whitespace=False
     )
     files = serializers.DictField(
-        child=FileText(allow_blank=True, trim_whitespace=False), required=False
+        child=JsonText(allow_blank=True, trim_whitespace=False), required=False
     )
