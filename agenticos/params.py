@@ -105,6 +105,29 @@ def parse_texts(name: str, values: Iterable, errors: Errors) -> tuple[str, ...]:
     return tuple(value for value in parsed if value is not None)
 
 
+# A window named as the last N days, today included: "30d". The pattern admits exactly 1d..366d
+# (the spend screen's ``days`` bounds), so the schema says what the parser accepts.
+PERIOD_MAX_DAYS = 366
+PERIOD_PATTERN = r"^([1-9]|[1-9][0-9]|[12][0-9][0-9]|3[0-5][0-9]|36[0-6])d$"
+
+
+def parse_period(name: str, raw, errors: Errors) -> int | None:
+    """``Nd`` — the last N UTC calendar days, today included (1d..366d) — as a number of days."""
+    text = _run(
+        serializers.RegexField(
+            PERIOD_PATTERN,
+            max_length=8,
+            error_messages={
+                "invalid": f"must be a number of days written like 30d (1d to {PERIOD_MAX_DAYS}d)."
+            },
+        ),
+        name,
+        raw,
+        errors,
+    )
+    return None if text is None else int(text[:-1])
+
+
 def _day_bounds() -> list:
     message = f"must be between {EARLIEST_DAY.isoformat()} and {LATEST_DAY.isoformat()}."
     return [

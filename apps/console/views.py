@@ -32,7 +32,7 @@ from apps.spend.aggregates import (
     spend_by_provider,
     spend_totals,
 )
-from apps.spend.charts import daily_cost_svg, outcome_donut_svg
+from apps.spend.charts import daily_cost_svg, usage_card_charts
 from apps.spend.filters import last_days
 from apps.spend.usage_cards import usage_cards
 from apps.vault.selectors import secrets_for
@@ -84,13 +84,18 @@ def dashboard(request):
                 row["provider"] == "offline" for row in spend_by_provider(scope, window)
             ),
         }
-        # The usage cards read the same window as the spend card above.
-        context["usage"] = usage_cards(scope, window)
-        context["outcome_chart"] = outcome_donut_svg(
-            context["usage"]["outcomes"], title="Outcomes of the window's runs"
+        # The usage cards read the same window as the spend card above, and hand it to Activity
+        # as period= (parsed there by the same last_days), so a card's count is its rows' count.
+        usage = usage_cards(scope, window)
+        total_runs = context["spend"]["total"]["run_count"]
+        context.update(
+            usage=usage,
+            usage_charts=usage_card_charts(usage, total_runs=total_runs),
+            usage_window=window,
+            usage_days=DASHBOARD_DAYS,
+            usage_period=f"{DASHBOARD_DAYS}d",
+            usage_total_runs=total_runs,
         )
-        context["usage_window"] = window
-        context["usage_total_runs"] = spend_totals(scope, window)["run_count"]
     return render(request, "console/dashboard.html", context)
 
 

@@ -5,6 +5,12 @@ outside it is refused (a 422 on the API, a form error in the console) instead of
 against nothing — ``?status=complete`` would otherwise answer an empty page, and an empty page
 reads as "nothing went wrong this week". ``order_by`` takes one of four orders, never a column
 name: an ORDER BY built from a query string is an injection surface.
+
+``period`` (``30d``: the last 30 UTC calendar days, today included) is the dashboard's window
+carried into Activity, so ``/runs?surface=slack&period=30d`` lists exactly the runs the card that
+linked there counted: both read ``apps.spend.filters.last_days``. It is a second way to name the
+window, so with ``started_from`` or ``started_to`` beside it the request is refused (naming
+``period``) — preferring one silently would list other rows than the link promised.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 from agenticos import params as parsing
+from apps.spend.filters import last_days
 
 from .choices import RunStatus, Surface
 
@@ -36,6 +43,8 @@ class RunHistoryFilters:
     started_from: dt.datetime | None = None
     # Exclusive upper bound, already widened to the end of the day when a date was given.
     started_before: dt.datetime | None = None
+    # The window asked for as a period (``30d``): started_from is then its first day's midnight.
+    period_days: int | None = None
     environment_id: int | None = None
     exposure_id: int | None = None
     agent_version_id: int | None = None
@@ -109,7 +118,7 @@ def _moment(name: str, values: list[str], errors: dict, *, end_of_day: bool) -> 
     return moment + dt.timedelta(microseconds=1) if end_of_day else moment
 
 
-def parse_run_history(params) -> RunHistoryFilters:
+def parse_run_history(params, *, now: dt.datetime | None = None) -> RunHistoryFilters:
     """Parse a QueryDict (or a dict of lists). Raises ValidationError naming every bad field."""
 
     def values(name: str) -> list[str]:
@@ -133,13 +142,24 @@ def parse_run_history(params) -> RunHistoryFilters:
     if rated is not None and rated not in RATINGS:
         errors.setdefault("rated", []).append(f"{rated!r} is not up or down")
         rated = None
+    started_from = _moment("started_from", values("started_from"), errors, end_of_day=False)
+    started_before = _moment("started_to", values("started_to"), errors, end_of_day=True)
+    period = _one("period", values("period"), errors)
+    period_days = None if period is None else parsing.parse_period("period", period, errors)
+    if period is not None and any(v != "" for v in values("started_from") + values("started_to")):
+        errors.setdefault("period", []).append(
+            "give either a period or started_from/started_to, not both"
+        )
+    if period_days is not None:
+        started_from = last_days(period_days, now=now).since
     filters = RunHistoryFilters(
         statuses=_choices("status", values("status"), RunStatus.values, errors),
         surfaces=_choices("surface", values("surface"), Surface.values, errors),
         user_ids=_ints("user_id", [v for v in values("user_id") if v != ""], errors),
         model_labels=parsing.parse_texts("model_label", values("model_label"), errors),
-        started_from=_moment("started_from", values("started_from"), errors, end_of_day=False),
-        started_before=_moment("started_to", values("started_to"), errors, end_of_day=True),
+        started_from=started_from,
+        started_before=started_before,
+        period_days=period_days,
         environment_id=_int("environment_id", values("environment_id"), errors),
         exposure_id=_int("exposure_id", values("exposure_id"), errors),
         agent_version_id=_int("agent_version_id", values("agent_version_id"), errors),

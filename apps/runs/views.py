@@ -318,7 +318,8 @@ def activity(request):
             "slow_threshold_s": SLOW_RUN_MS // 1000,
             "can_decide": can_decide,
             "can_download": perms.has_org_permission(request.user, organization, perms.RUNS_VIEW),
-            "download_link": _download_link(request, runs),
+            "download_link": _download_link(request, runs, filters),
+            "period_choices": _period_choices(filters),
         },
     )
 
@@ -336,6 +337,7 @@ _FILTER_LABELS = {
     "agent_id": "Agent",
     "user_id": "Person",
     "rated": "Rated",
+    "period": "Period",
 }
 _FILTER_SENTENCES = [
     (
@@ -374,22 +376,37 @@ def activity_download(request):
     return console_download(request, export, page_url=reverse("runs:activity"))
 
 
-def _download_link(request, runs) -> str:
+def _download_link(request, runs, filters) -> str:
     """The CSV link of the history as shown: its filters, and the window the page shows made
     explicit (an export needs both dates; a page without them shows every run up to now)."""
     query = request.GET.copy()
     for name in ("page", "run"):
         query.pop(name, None)
+    if query.get("period") and filters.period_days:
+        # An export takes both ends as dates: the period's first day through today.
+        query.pop("period")
+        query["started_from"] = filters.started_from.date().isoformat()
     earliest = runs.order_by().aggregate(earliest=Min("started"))["earliest"]
     query = with_shown_window(query, ("started_from", "started_to"), earliest=earliest)
     return f"{reverse('runs:activity-download')}?{query.urlencode()}"
+
+
+# The window is its own axis of the page: "All runs" and "Slow runs" keep it.
+WINDOW_PARAMS = ("started_from", "started_to", "period")
+# The periods the filter form offers; a link may carry any other (1d..366d), which is then added.
+PERIOD_CHOICES = (7, 30, 90)
+
+
+def _period_choices(filters) -> list[tuple[str, str]]:
+    days = sorted({*PERIOD_CHOICES, *([filters.period_days] if filters.period_days else [])})
+    return [(f"{n}d", f"Last {n} day{'s' if n != 1 else ''}") for n in days]
 
 
 def _window_only(query, **extra) -> str:
     """ "All runs" and "Slow runs" keep the date window (its own axis) and drop everything else."""
     kept = query.copy()
     for name in list(kept.keys()):
-        if name not in ("started_from", "started_to"):
+        if name not in WINDOW_PARAMS:
             kept.pop(name)
     for name, value in extra.items():
         kept[name] = value

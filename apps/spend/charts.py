@@ -149,3 +149,277 @@ def outcome_donut_svg(outcomes: dict[str, int], *, size: int = 160, title: str =
     )
     parts.append("</svg>")
     return "".join(parts)
+
+
+# --- The dashboard's usage cards -------------------------------------------------------------
+# The console's design tokens (static/console/console.css), written out: an SVG presentation
+# attribute cannot read a CSS variable. Every fill is at least 3:1 against the white card (WCAG's
+# non-text contrast) and every text at least 7:1.
+INK = "#1b2130"  # --fg
+MUTED = "#4f596b"  # --muted
+TRACK = "#eef1f6"  # --surface-2: the empty part of a bar, drawn for the shape only
+ACCENT = "#2d4fc4"  # --accent
+ACCENT_LIGHT = "#7088d8"  # 3.4:1 on white: the delegated part of an adoption bar
+GOOD = "#146c2e"  # --ok
+BAD = "#a61b12"  # --bad
+
+# A phone-sized canvas: drawn at 320 user units, a chart is about as wide as a 390 px screen's
+# card, so its 12-unit text stays 12 px there (CSS caps it on wider screens).
+CARD_WIDTH = 320
+_ROW_H = 36
+_CHAR_W = 6.6  # an average glyph of the 12-unit system font, to shorten a label that would collide
+
+
+def duration_text(ms: float | int | None) -> str:
+    """Milliseconds as people read them: "850 ms", "4.8 s", "2 min 5 s"."""
+    if ms is None:
+        return "—"
+    ms = int(round(ms))
+    if ms < 1000:
+        return f"{ms} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    minutes, seconds = divmod(round(ms / 1000), 60)
+    return f"{minutes} min {seconds} s"
+
+
+def _fit(text: str, room: float) -> str:
+    most = max(int(room / _CHAR_W), 4)
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def _open_svg(kind: str, width: float, height: float, title: str, description: str) -> tuple:
+    uid = next(_ids)
+    return uid, [
+        f'<svg class="usage-chart {kind}" xmlns="http://www.w3.org/2000/svg" '
+        f'viewBox="0 0 {width} {height:.0f}" width="100%" role="img" '
+        f'aria-labelledby="usage-chart-title-{uid} usage-chart-desc-{uid}">',
+        f'<title id="usage-chart-title-{uid}">{escape(title)}</title>',
+        f'<desc id="usage-chart-desc-{uid}">{escape(description)}</desc>',
+    ]
+
+
+def bar_list_svg(
+    rows: list[dict], *, title: str, description: str, width: int = CARD_WIDTH
+) -> str:
+    """Horizontal bars, one row each, longest first as given: the row's ``label`` and its figure
+    (``text``) above a bar whose length is ``value`` against the largest row's.
+
+    A row may carry ``part`` (a share of its value drawn lighter at the bar's end — the
+    delegated runs of an adoption bar) and ``floor`` (hatched with an outline: money that is at
+    least this much). ``tip`` is the bar's tooltip; ``description`` says in words what the bars
+    show, and the card's table beside the chart holds every figure with its link.
+    """
+    top = 4
+    height = top + _ROW_H * max(len(rows), 1) + 2
+    uid, parts = _open_svg("bars", width, height, title, description)
+    parts.append(
+        f'<defs><pattern id="usage-floor-{uid}" width="6" height="6" patternUnits="userSpaceOnUse" '
+        f'patternTransform="rotate(45)"><rect width="6" height="6" fill="#ffffff"/>'
+        f'<line x1="0" y1="0" x2="0" y2="6" stroke="{ACCENT}" stroke-width="3"/></pattern></defs>'
+    )
+    if not rows:
+        parts.append(
+            f'<text x="0" y="{top + 20}" font-size="12" fill="{MUTED}">Nothing in the window.</text>'
+        )
+    peak = max((float(row["value"]) for row in rows), default=0.0) or 1.0
+    for index, row in enumerate(rows):
+        y = top + index * _ROW_H
+        value = float(row["value"])
+        figure = str(row["text"])
+        room = width - len(figure) * _CHAR_W - 10
+        parts.append(f'<g class="bar-row" data-label="{escape(str(row["label"]))}">')
+        parts.append(
+            f'<text x="0" y="{y + 13}" font-size="12" fill="{INK}">'
+            f"{escape(_fit(str(row['label']), room))}</text>"
+        )
+        parts.append(
+            f'<text x="{width}" y="{y + 13}" font-size="12" font-weight="600" text-anchor="end" '
+            f'fill="{INK}">{escape(figure)}</text>'
+        )
+        bar_y = y + 19
+        parts.append(
+            f'<rect x="0" y="{bar_y}" width="{width}" height="11" rx="2" fill="{TRACK}"/>'
+        )
+        length = width * value / peak
+        if value > 0:
+            length = max(length, 2.0)  # a run on a busy day is still a visible sliver
+        tip = escape(str(row.get("tip") or f"{row['label']}: {figure}"))
+        if row.get("floor"):
+            fill, stroke = f"url(#usage-floor-{uid})", f' stroke="{ACCENT}" stroke-width="1"'
+        else:
+            fill, stroke = ACCENT, ""
+        part = float(row.get("part") or 0)
+        own = length * (value - part) / value if value else 0.0
+        parts.append(
+            f'<rect class="bar{" floor" if row.get("floor") else ""}" x="0" y="{bar_y}" '
+            f'width="{own:.2f}" height="11" rx="2" fill="{fill}"{stroke}><title>{tip}</title></rect>'
+        )
+        if part:
+            # One unit of white between the two parts, so the split does not rest on colour.
+            parts.append(
+                f'<rect class="bar part" x="{own + 1:.2f}" y="{bar_y}" '
+                f'width="{max(length - own - 1, 1):.2f}" height="11" rx="2" fill="{ACCENT_LIGHT}">'
+                f"<title>{tip}</title></rect>"
+            )
+        parts.append("</g>")
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def latency_svg(latency: dict, *, title: str = "Latency") -> str:
+    """p50 / p95 / p99 of the window's finished runs (``usage_cards``' ``latency``) as bars."""
+    finished = latency.get("finished_runs") or 0
+    if not finished:
+        return bar_list_svg([], title=title, description="No run finished in the window.")
+    rows = [
+        {
+            "label": f"{name} — {share} of runs took at most",
+            "value": latency[name] or 0,
+            "text": duration_text(latency[name]),
+        }
+        for name, share in (("p50", "half"), ("p95", "95 %"), ("p99", "99 %"))
+    ]
+    description = (
+        f"Over {finished} finished run(s): half took at most {duration_text(latency['p50'])}, "
+        f"95 % at most {duration_text(latency['p95'])}, 99 % at most "
+        f"{duration_text(latency['p99'])}."
+    )
+    return bar_list_svg(rows, title=title, description=description)
+
+
+def surfaces_svg(surfaces: list[dict], *, title: str = "Runs by surface") -> str:
+    total = sum(row["run_count"] for row in surfaces)
+    rows = [
+        {"label": row["surface"], "value": row["run_count"], "text": str(row["run_count"])}
+        for row in surfaces
+    ]
+    description = (
+        f"{total} run(s): " + ", ".join(f"{row['surface']} {row['run_count']}" for row in surfaces)
+        if surfaces
+        else "No runs in the window."
+    )
+    return bar_list_svg(rows, title=title, description=description)
+
+
+def adoption_svg(by_agent: list[dict], *, total_runs: int, title: str = "Runs by agent") -> str:
+    """Adoption: each agent's runs, its delegated runs drawn lighter at the bar's end. Delegations
+    are included, so the bars may add up to more than ``total_runs``; the description says so."""
+    rows = [
+        {
+            "label": row["agent_name"],
+            "value": row["run_count"],
+            "part": row["delegated_run_count"],
+            "text": str(row["run_count"]),
+            "tip": f"{row['agent_name']}: {row['run_count']} run(s), "
+            f"{row['delegated_run_count']} of them delegated",
+        }
+        for row in by_agent
+    ]
+    description = (
+        "; ".join(
+            f"{row['agent_name']} {row['run_count']} ({row['delegated_run_count']} delegated)"
+            for row in by_agent
+        )
+        + f". Delegated runs are included, so these add up to "
+        f"{sum(row['run_count'] for row in by_agent)} beside {total_runs} top-level run(s)."
+        if by_agent
+        else "No runs in the window."
+    )
+    return bar_list_svg(rows, title=title, description=description)
+
+
+def providers_svg(by_provider: list[dict], *, title: str = "Spend by provider") -> str:
+    """Each provider's own spend; a floor (a row some run of which could not be priced) is
+    hatched and reads "≥"."""
+    rows = [
+        {
+            "label": row["provider"],
+            "value": Decimal(row["cost_usd"]),
+            "floor": bool(row["partial_run_count"]),
+            "text": ("≥ " if row["partial_run_count"] else "") + usd(row["cost_usd"]),
+            "tip": f"{row['provider']}: {usd(row['cost_usd'], partial=bool(row['partial_run_count']))}"
+            f" over {row['run_count']} run(s)"
+            + (
+                f", {row['partial_run_count']} not fully priced"
+                if row["partial_run_count"]
+                else ""
+            ),
+        }
+        for row in by_provider
+    ]
+    floors = sum(1 for row in by_provider if row["partial_run_count"])
+    description = (
+        "; ".join(
+            f"{row['provider']} {usd(row['cost_usd'], partial=bool(row['partial_run_count']))}"
+            for row in by_provider
+        )
+        + (f". {floors} hatched bar(s) are floors." if floors else ".")
+        if by_provider
+        else "Nothing was spent in the window."
+    )
+    return bar_list_svg(rows, title=title, description=description)
+
+
+def ratings_daily_svg(
+    daily: list[dict], *, width: int = CARD_WIDTH, height: int = 120, title: str = "Ratings per day"
+) -> str:
+    """Thumbs per UTC day (``quality``'s ``daily``): up above the axis, down below it — the two
+    told apart by their side of the line as well as by colour."""
+    up_total = sum(point["up"] for point in daily)
+    down_total = sum(point["down"] for point in daily)
+    first, last = (daily[0]["date"], daily[-1]["date"]) if daily else (None, None)
+    description = (
+        f"{len(daily)} days from {first} to {last}: {up_total} thumbs up above the line, "
+        f"{down_total} thumbs down below it."
+        if daily
+        else "No days in the window."
+    )
+    if daily and (busiest := max(daily, key=lambda point: (point["down"], point["date"])))["down"]:
+        description += f" The most thumbs down in one day: {busiest['down']} on {busiest['date']}."
+    uid, parts = _open_svg("daily-ratings", width, height, title, description)
+    left, top, bottom = 36, 4, 18
+    plot_h = height - top - bottom
+    axis = top + plot_h / 2
+    peak = max((max(point["up"], point["down"]) for point in daily), default=0) or 1
+    parts += [
+        f'<line x1="{left}" y1="{axis}" x2="{width}" y2="{axis}" stroke="{MUTED}"/>',
+        f'<text x="0" y="{top + 10}" font-size="11" fill="{GOOD}">▲ up</text>',
+        f'<text x="0" y="{top + plot_h}" font-size="11" fill="{BAD}">▼ down</text>',
+    ]
+    if daily:
+        slot = (width - left) / len(daily)
+        bar_w = max(slot * 0.7, 1)
+        for index, point in enumerate(daily):
+            x = left + index * slot + (slot - bar_w) / 2
+            tip = escape(f"{point['date']}: {point['up']} up, {point['down']} down")
+            for count, kind, colour in ((point["up"], "up", GOOD), (point["down"], "down", BAD)):
+                if not count:
+                    continue
+                bar_h = max(plot_h / 2 * count / peak, 1.5)
+                y = axis - bar_h if kind == "up" else axis
+                parts.append(
+                    f'<rect class="bar {kind}" x="{x:.2f}" y="{y:.2f}" width="{bar_w:.2f}" '
+                    f'height="{bar_h:.2f}" fill="{colour}"><title>{tip}</title></rect>'
+                )
+        parts.append(
+            f'<text x="{left}" y="{height - 4}" font-size="11" fill="{MUTED}">{escape(str(first))}</text>'
+        )
+        parts.append(
+            f'<text x="{width}" y="{height - 4}" text-anchor="end" font-size="11" fill="{MUTED}">'
+            f"{escape(str(last))}</text>"
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def usage_card_charts(cards: dict, *, total_runs: int) -> dict[str, str]:
+    """Every usage card's chart, from ``usage_cards``' blocks of one window."""
+    return {
+        "outcomes": outcome_donut_svg(cards["outcomes"], title="Outcomes of the window's runs"),
+        "latency": latency_svg(cards["latency"], title="Latency of the window's finished runs"),
+        "surfaces": surfaces_svg(cards["surfaces"]),
+        "quality": ratings_daily_svg(cards["quality"]["daily"], title="Thumbs per day"),
+        "providers": providers_svg(cards["by_provider"]),
+        "agents": adoption_svg(cards["by_agent"], total_runs=total_runs),
+    }

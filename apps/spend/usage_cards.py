@@ -19,6 +19,8 @@ so it never parks).
 
 from __future__ import annotations
 
+import datetime as dt
+
 from django.apps import apps
 from django.db.models import (
     Aggregate,
@@ -34,7 +36,7 @@ from django.db.models import (
     Sum,
     Value,
 )
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, TruncDate
 
 from .aggregates import (
     MONEY_FIELD,
@@ -150,9 +152,14 @@ def by_version(scope: SpendScope, window: SpendWindow) -> list[dict]:
     )
 
 
-def quality(runs: QuerySet) -> dict:
-    """Ratings on the window's top-level runs: thumbs up and down, how many runs were rated, and
-    the share of positive thumbs (None when nobody rated)."""
+def quality(runs: QuerySet, window: SpendWindow) -> dict:
+    """Ratings on the window's top-level runs: thumbs up and down, how many runs were rated, the
+    share of positive thumbs (None when nobody rated) and ``daily``, one point per UTC day of the
+    window (days without a rating as zeros).
+
+    A day's point counts the thumbs on the runs that *started* that day, not the ratings set that
+    day (``GET /ratings/summary/`` answers that one): the card's bars are then the rows behind
+    them — the day's ``?rated=down`` in Activity lists exactly the runs its bar counts."""
     Rating = apps.get_model("ratings", "MessageRating")
     ratings = Rating.objects.filter(run__in=runs.values("pk"))
     figures = ratings.aggregate(
@@ -161,9 +168,27 @@ def quality(runs: QuerySet) -> dict:
         rated_runs=Count("run_id", distinct=True),
     )
     total = figures["up"] + figures["down"]
+    per_day = {
+        row["day"]: row
+        for row in runs.annotate(day=TruncDate("started", tzinfo=dt.UTC))
+        .order_by()
+        .values("day")
+        .annotate(
+            up=Count("ratings", filter=Q(ratings__thumb="up")),
+            down=Count("ratings", filter=Q(ratings__thumb="down")),
+        )
+    }
     return {
         **figures,
         "up_share": None if total == 0 else round(figures["up"] / total, 4),
+        "daily": [
+            {
+                "date": day,
+                "up": per_day[day]["up"] if day in per_day else 0,
+                "down": per_day[day]["down"] if day in per_day else 0,
+            }
+            for day in window.days()
+        ],
     }
 
 
@@ -186,7 +211,7 @@ def usage_cards(scope: SpendScope, window: SpendWindow, *, group_by: str | None 
         "active_people": active_people(top),
         "by_user": spend_by_user(scope, window),
         "by_agent": by_agent(scope, window),
-        "quality": quality(top),
+        "quality": quality(top, window),
     }
     if group_by == "version":
         cards["by_version"] = by_version(scope, window)

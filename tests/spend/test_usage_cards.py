@@ -101,7 +101,13 @@ def test_every_card_matches_the_figures_worked_out_by_hand(org, builder, usage, 
     people = {row["email"]: row["run_count"] for row in body["by_user"]}
     assert people == {"member@acme.test": 2, "builder@acme.test": 2}
     # Quality over top-level runs: r1 up + down, r2 down (the delegation's thumb is not here).
-    assert body["quality"] == {"up": 1, "down": 2, "rated_runs": 2, "up_share": 0.3333}
+    quality = dict(body["quality"])
+    daily = quality.pop("daily")
+    assert quality == {"up": 1, "down": 2, "rated_runs": 2, "up_share": 0.3333}
+    # One point per day of the 7-day window; every thumb lands on the day its run started.
+    assert len(daily) == 7
+    started = usage["runs"][0].started_at.date().isoformat()
+    assert [p for p in daily if p["up"] or p["down"]] == [{"date": started, "up": 1, "down": 2}]
     versions = {row["agent_name"]: row for row in body["by_version"]}
     assert (versions["Alpha"]["run_count"], versions["Alpha"]["completed"]) == (3, 2)
     assert Decimal(versions["Alpha"]["cost_usd"]) == Decimal("1.60")
@@ -140,20 +146,87 @@ def _signed_in(user):
 @pytest.mark.django_db
 def test_the_dashboard_cards_link_to_the_rows_behind_them(org, builder, member, usage):
     page = _signed_in(builder).get("/").content.decode()
-    since = (timezone.now() - dt.timedelta(days=29)).date().isoformat()
     assert 'id="dashboard-usage"' in page
-    assert f'href="/activity/?started_from={since}" id="usage-total">4 runs</a>' in page
-    assert f"/activity/?surface=slack&amp;started_from={since}" in page
-    assert (
-        f'/activity/?order_by=duration&amp;started_from={since}" id="usage-p95">p95 4800 ms' in page
-    )
+    assert 'href="/activity/?period=30d" id="usage-total">4 runs</a>' in page
+    assert '/activity/?surface=slack&amp;period=30d">slack</a>' in page
+    assert '/activity/?order_by=duration&amp;period=30d" id="usage-p95">4.8 s</a>' in page
     assert 'href="/activity/?tab=approvals" id="usage-approvals">1</a>' in page
-    assert "≥" in page  # anthropic's row is a floor
+    assert '/activity/?rated=down&amp;period=30d" id="usage-rated-down">👎 2' in page
+    alpha, beta = usage["alpha"], usage["beta"]
+    assert f"/activity/?agent_id={beta.pk}&amp;include_delegations=true&amp;period=30d" in page
+    assert f"/activity/?user_id={member.pk}&amp;period=30d" in page
+    assert "≥ $0.90" in page  # anthropic's own spend is a floor
+    assert "may add up to more than the 4 top-level runs" in page
     # Without runs:view the cards are absent, not a question answered with a refusal.
     assert 'id="dashboard-usage"' not in _signed_in(member).get("/").content.decode()
-    # Each link's rows are the card's count.
-    listed = _signed_in(builder).get(f"/activity/?surface=slack&started_from={since}")
-    assert listed.status_code == 200
+
+
+@pytest.mark.django_db
+def test_every_card_is_a_chart_with_a_title_a_description_and_its_figures(org, builder, usage):
+    page = _signed_in(builder).get("/").content.decode()
+    for card in ("outcomes", "latency", "surfaces", "quality", "providers", "agents"):
+        section = page.split(f'id="usage-card-{card}"', 1)[1].split("</section>", 1)[0]
+        assert 'role="img"' in section and "<title" in section and "<desc" in section, card
+    latency = page.split('id="usage-card-latency"', 1)[1].split("</section>", 1)[0]
+    assert "half took at most 3.0 s, 95 % at most 4.8 s, 99 % at most 5.0 s" in latency
+    agents = page.split('id="usage-card-agents"', 1)[1].split("</section>", 1)[0]
+    # The adoption bars: 3 + 2 = 5 beside 4 top-level runs, Beta's delegated run drawn apart.
+    assert "add up to 5 beside 4 top-level run(s)" in agents
+    assert agents.count('class="bar part"') == 1
+    providers = page.split('id="usage-card-providers"', 1)[1].split("</section>", 1)[0]
+    assert providers.count('class="bar floor"') == 1 and "1 hatched bar(s) are floors" in providers
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "query, count",
+    [
+        ("surface=slack", 1),
+        ("surface=api", 2),
+        ("status=failed", 1),
+        ("order_by=duration", 4),
+        ("rated=down", 2),
+        ("include_delegations=true&agent_id={beta}", 2),
+    ],
+)
+def test_each_cards_link_lists_as_many_runs_as_the_card_counts(
+    org, builder, usage, client_for, query, count
+):
+    query = query.format(beta=usage["beta"].pk)
+    body = client_for(builder, org).get(f"/api/v1/runs/?{query}&period=30d").json()
+    assert body["count"] == count
+    page = _signed_in(builder).get(f"/activity/?{query}&period=30d").content.decode()
+    assert f'id="run-count">{count} run{"" if count == 1 else "s"}' in page
+
+
+@pytest.mark.django_db
+def test_the_quality_series_counts_each_thumb_on_the_day_its_run_started(
+    org, member, builder, client_for
+):
+    today = timezone.now()
+    agent = published_agent(org, name="Rated")
+    earlier = finished_run(agent, user=member, started_at=today - dt.timedelta(days=2))
+    latest = finished_run(agent, user=member, started_at=today)
+    child = finished_run(agent, parent=latest)
+    old = finished_run(agent, user=member, started_at=today - dt.timedelta(days=20))
+    unrated = finished_run(agent, user=member, started_at=today - dt.timedelta(days=1))
+    rated(earlier, member, "up")
+    rated(earlier, builder, "down")
+    rated(latest, member, "down")
+    rated(child, member, "up")  # a delegated row: not a top-level run's thumb
+    rated(old, member, "down")  # started before the window
+    assert unrated.pk
+
+    body = client_for(builder, org).get("/api/v1/stats/usage/?days=7").json()
+    daily = body["quality"]["daily"]
+    assert [p["date"] for p in daily][0] == (today - dt.timedelta(days=6)).date().isoformat()
+    by_day = {p["date"]: (p["up"], p["down"]) for p in daily}
+    assert by_day[(today - dt.timedelta(days=2)).date().isoformat()] == (1, 1)
+    assert by_day[(today - dt.timedelta(days=1)).date().isoformat()] == (0, 0)
+    assert by_day[today.date().isoformat()] == (0, 1)
+    assert sum(p["up"] for p in daily) == body["quality"]["up"] == 1
+    assert sum(p["down"] for p in daily) == body["quality"]["down"] == 2
+    assert body["quality"]["rated_runs"] == 2
 
 
 def test_the_outcome_donut_divides_its_ring_by_the_counts():

@@ -63,6 +63,12 @@ HISTORY_PARAMETERS = [
     OpenApiParameter(
         "started_to", MOMENT_SCHEMA, description="Inclusive; a date means the whole day."
     ),
+    OpenApiParameter(
+        "period",
+        {"type": "string", "pattern": parsing.PERIOD_PATTERN},
+        description="The last N UTC days, today included (`30d`, 1d..366d): the dashboard's "
+        "window. Not together with started_from / started_to.",
+    ),
     OpenApiParameter("environment_id", int),
     OpenApiParameter("exposure_id", int),
     OpenApiParameter("agent_version_id", int),

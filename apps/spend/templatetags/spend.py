@@ -9,7 +9,7 @@ from decimal import Decimal
 from django import template
 from django.utils.html import format_html
 
-from apps.spend.charts import usd
+from apps.spend.charts import duration_text, usd
 
 register = template.Library()
 
@@ -43,3 +43,9 @@ def percent_of(value, cap) -> int | None:
     if cap in (None, "") or Decimal(cap) == 0:
         return None
     return int(Decimal(value or 0) * 100 / Decimal(cap))
+
+
+@register.filter
+def took(ms) -> str:
+    """A duration in milliseconds as people read it ("850 ms", "4.8 s")."""
+    return duration_text(ms)
