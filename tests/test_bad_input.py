@@ -43,6 +43,9 @@ def owner_client(org, owner, client_for):
         ("/api/v1/runs/?started_from=0001-01-01", "started_from"),
         ("/api/v1/runs/?started_from=9999-12-31T23:59:59-12:00", "started_from"),
         ("/api/v1/runs/?model_label=a%00b", "model_label"),
+        ("/api/v1/runs/?period=²d", "period"),
+        ("/api/v1/runs/?period=3%000d", "period"),
+        ("/api/v1/runs/?period=" + BEYOND_BIGINT + "d", "period"),
         ("/api/v1/runs/export/?started_from=2025-01-01&started_to=9999-12-31", "started_to"),
         ("/api/v1/approvals/?triggered_by_user_id=²", "triggered_by_user_id"),
         ("/api/v1/approvals/?created_to=9999-12-31", "created_to"),
@@ -193,7 +196,12 @@ def test_an_organization_header_outside_its_type_is_a_422(org, owner, api_client
 
 @pytest.mark.parametrize(
     "url",
-    ["/activity/?user_id=²", "/activity/?started_to=9999-12-31", "/activity/?model_label=a%00b"],
+    [
+        "/activity/?user_id=²",
+        "/activity/?started_to=9999-12-31",
+        "/activity/?model_label=a%00b",
+        "/activity/?period=%00",
+    ],
 )
 def test_the_console_activity_filters_answer_a_form_error_not_a_500(client, org, owner, url):
     client.force_login(owner)

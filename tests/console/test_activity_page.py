@@ -55,3 +55,41 @@ def test_approval_arguments_read_as_json_in_the_queue(client, org, owner):
     page = client.get("/activity/?tab=approvals").content.decode()
     assert "{\n  &quot;content&quot;: &quot;Email the customer&quot;\n}" in page
     assert "{&#x27;content&#x27;" not in page
+
+
+def test_a_period_from_the_dashboard_is_shown_kept_and_resolved_for_the_download(client, owner):
+    from apps.spend.filters import last_days
+
+    client.force_login(owner)
+    page = client.get("/activity/?surface=slack&period=30d").content.decode()
+    since = last_days(30).since.date().isoformat()
+    assert f"started since {since} (UTC), the last 30 days" in page
+    assert '<option value="30d" selected>Last 30 days</option>' in page
+    # "All runs" and "Slow runs" keep the window; the CSV link names it as dates (an export
+    # takes both ends), never as the period.
+    assert 'id="view-all"' in page and 'href="?period=30d"' in page
+    assert 'href="?period=30d&amp;view=slow"' in page
+    download = page.split('id="download-csv"', 1)[0].rsplit('href="', 1)[1]
+    assert f"started_from={since}" in download and "period" not in download
+    # A period a link names that the form does not offer is added to its choices.
+    assert '<option value="14d" selected>Last 14 days</option>' in client.get(
+        "/activity/?period=14d"
+    ).content.decode()
+
+
+@pytest.mark.parametrize(
+    "url, sentence",
+    [
+        ("/activity/?period=month", "Period: must be a number of days written like 30d"),
+        (
+            "/activity/?period=30d&started_from=2025-01-01",
+            "Period: give either a period or started_from/started_to, not both",
+        ),
+    ],
+)
+def test_a_bad_period_is_a_clear_message_not_an_empty_page(client, owner, url, sentence):
+    client.force_login(owner)
+    response = client.get(url)
+    assert response.status_code == 200
+    errors = response.content.decode().split('id="filter-errors"', 1)[1].split("</ul>", 1)[0]
+    assert sentence in errors

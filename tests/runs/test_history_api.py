@@ -298,3 +298,57 @@ def test_the_gauge_draws_no_ratio_when_the_window_is_unknown(org, owner, client_
     run = _answered_turn(org, owner, agent, 5000)
     turn = client_for(owner, org).get(f"/api/v1/runs/{run.pk}/transcript/").json()["turns"][-1]
     assert turn["context"] == {"input_tokens": 5000}
+
+
+# --- period: the dashboard's window ------------------------------------------------------
+
+
+@pytest.fixture
+def recent(org, member):
+    """Runs either side of the first midnight of a 7-day period, and one long before it."""
+    from apps.spend.filters import last_days
+
+    agent = published_agent(org, name="Recent")
+    first_midnight = last_days(7).since
+
+    def started(at: dt.datetime) -> Run:
+        return Run.objects.create(
+            organization=org, agent=agent, agent_version=agent.current_version, user=member,
+            status="completed", input="x", started_at=at, ended_at=at + dt.timedelta(seconds=1),
+        )  # fmt: skip
+
+    return {
+        "inside": [started(first_midnight), started(first_midnight + dt.timedelta(days=6))],
+        "outside": [
+            started(first_midnight - dt.timedelta(microseconds=1)),
+            started(first_midnight - dt.timedelta(days=30)),
+        ],
+    }
+
+
+def test_period_is_the_last_n_utc_days_today_included(api, recent):
+    response = api("period=7d")
+    assert response.status_code == 200
+    assert sorted(ids(response)) == sorted(run.pk for run in recent["inside"])
+    # 30 days reach the run a microsecond before the 7-day period, not the one 36 days back.
+    assert api("period=30d").json()["count"] == 3
+    assert api("period=366d").json()["count"] == 4
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "period=30",
+        "period=0d",
+        "period=367d",
+        "period=-1d",
+        "period=1w",
+        "period=30d&period=7d",
+        "period=30d&started_from=2025-01-01",
+        "period=30d&started_to=2025-01-01",
+    ],
+)
+def test_a_period_outside_its_type_or_beside_dates_is_a_422_naming_period(api, recent, query):
+    response = api(query)
+    assert response.status_code == 422, response.content
+    assert "period" in response.json()
