@@ -258,3 +258,124 @@ def test_the_builder_form_reads_a_bad_secret_id_as_none_not_a_500(client, org, b
     assert response.status_code == 302
     agent.refresh_from_db()
     assert all(b.secret_id is None for b in agent.draft.capabilities)
+
+
+# --- Text fields refuse a non-string (schemathesis ST201: DRF's CharField reads 3 as "3") -----
+
+TRIGGER = {
+    "kind": "schedule",
+    "name": "Morning",
+    "prompt": "Summarise yesterday",
+    "schedule": {"every_seconds": 3600},
+}
+
+
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"name": 3}, "name"),
+        ({"prompt": 3}, "prompt"),
+        ({"prompt": ["a list"]}, "prompt"),
+        ({"kind": 1}, "kind"),
+        ({"name": None}, "name"),
+        ({"run_as_creator": "yes"}, "run_as_creator"),
+        ({"schedule": {"cron": 5}}, "schedule"),
+        ({"schedule": {"cron": "0 9 * * *", "timezone": 1}}, "schedule"),
+        ({"schedule": {"every_seconds": "3600"}}, "schedule"),
+        ({"schedule": {"cron": "0 9 * * *", "timezone": "Europe/Madrid\u0000"}}, "schedule"),
+        ({"schedule": "every hour"}, "schedule"),
+    ],
+)
+def test_a_trigger_body_outside_its_types_is_a_422_naming_the_field(
+    org, builder, client_for, change, field
+):
+    from apps.triggers.models import Trigger
+
+    agent = published_agent(org, created_by=builder)
+    body = {**TRIGGER, "agent_id": agent.pk, **change}
+    response = client_for(builder, org).post("/api/v1/triggers/", body, format="json")
+    assert response.status_code == 422, response.content
+    assert field in response.json()
+    assert not Trigger.objects.exists()
+
+
+@pytest.fixture
+def answer(org, member):
+    from apps.runs.models import Message
+    from apps.runs.runner import execute_run
+
+    run = queued_run(member, org, published_agent(org), "hello")
+    execute_run(run.pk)
+    return Message.objects.get(run_id=run.pk, role="assistant")
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"thumb": "down", "comment": 3}, "comment"),
+        ({"thumb": "down", "comment": ["wrong"]}, "comment"),
+        ({"thumb": "down", "comment": {"text": "wrong"}}, "comment"),
+        ({"thumb": 1}, "thumb"),
+        ({"thumb": True}, "thumb"),
+        ({"thumb": "down", "comment": "a\u0000b"}, "comment"),
+    ],
+)
+def test_a_rating_body_outside_its_types_is_a_422_naming_the_field(
+    org, member, client_for, answer, body, field
+):
+    from apps.ratings.models import MessageRating
+
+    response = client_for(member, org).put(
+        f"/api/v1/messages/{answer.pk}/rating/", body, format="json"
+    )
+    assert response.status_code == 422, response.content
+    assert field in response.json()
+    assert not MessageRating.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"name": 3, "url": "https://tools.example.test/mcp"}, "name"),
+        ({"name": "Tools", "url": 3}, "url"),
+        ({"name": "Tools", "url": "https://tools.example.test/mcp", "prefix": 7}, "prefix"),
+        ({"name": "Tools", "url": "https://tools.example.test/mcp", "token": 12345}, "token"),
+        ({"name": "Tools", "url": "https://tools.example.test/mcp", "transport": 1}, "transport"),
+        ({"name": "Tools", "url": "https://tools.example.test/mcp", "scope": 0}, "scope"),
+    ],
+)
+def test_an_mcp_connection_body_outside_its_types_is_a_422_naming_the_field(
+    org, owner, client_for, body, field
+):
+    from apps.mcp.models import McpConnection
+
+    response = client_for(owner, org).post("/api/v1/mcp/connections/", body, format="json")
+    assert response.status_code == 422, response.content
+    assert field in response.json()
+    assert not McpConnection.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"name": 3}, "name"),
+        ({"url": 3}, "url"),
+        ({"prefix": 7}, "prefix"),
+        ({"token": 12345}, "token"),
+        ({"clear_token": "yes"}, "clear_token"),
+    ],
+)
+def test_an_mcp_connection_change_outside_its_types_is_a_422_naming_the_field(
+    org, owner, client_for, body, field
+):
+    from apps.mcp.models import McpConnection
+
+    # Written directly: creating one over the API resolves its host, and this one has none.
+    connection = McpConnection.objects.create(
+        organization=org, name="Tools", prefix="tools", url="https://tools.example.test/mcp"
+    )
+    client = client_for(owner, org)
+    response = client.patch(f"/api/v1/mcp/connections/{connection.pk}/", body, format="json")
+    assert response.status_code == 422, response.content
+    assert field in response.json()
+    assert McpConnection.objects.get().name == "Tools"
