@@ -164,10 +164,10 @@ GOOD = "#146c2e"  # --ok
 BAD = "#a61b12"  # --bad
 
 # A phone-sized canvas: drawn at 320 user units, a chart is about as wide as a 390 px screen's
-# card, so its 12-unit text stays 12 px there (CSS caps it on wider screens).
+# card, so its 13-unit text stays about 12 px there (CSS caps it on wider screens).
 CARD_WIDTH = 320
 _ROW_H = 36
-_CHAR_W = 6.6  # an average glyph of the 12-unit system font, to shorten a label that would collide
+_CHAR_W = 7.1  # an average glyph of the 13-unit system font, to shorten a label that would collide
 
 
 def duration_text(ms: float | int | None) -> str:
@@ -220,7 +220,7 @@ def bar_list_svg(
     )
     if not rows:
         parts.append(
-            f'<text x="0" y="{top + 20}" font-size="12" fill="{MUTED}">Nothing in the window.</text>'
+            f'<text x="0" y="{top + 20}" font-size="13" fill="{MUTED}">Nothing in the window.</text>'
         )
     peak = max((float(row["value"]) for row in rows), default=0.0) or 1.0
     for index, row in enumerate(rows):
@@ -230,11 +230,11 @@ def bar_list_svg(
         room = width - len(figure) * _CHAR_W - 10
         parts.append(f'<g class="bar-row" data-label="{escape(str(row["label"]))}">')
         parts.append(
-            f'<text x="0" y="{y + 13}" font-size="12" fill="{INK}">'
+            f'<text x="0" y="{y + 13}" font-size="13" fill="{INK}">'
             f"{escape(_fit(str(row['label']), room))}</text>"
         )
         parts.append(
-            f'<text x="{width}" y="{y + 13}" font-size="12" font-weight="600" text-anchor="end" '
+            f'<text x="{width}" y="{y + 13}" font-size="13" font-weight="600" text-anchor="end" '
             f'fill="{INK}">{escape(figure)}</text>'
         )
         bar_y = y + 19

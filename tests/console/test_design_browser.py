@@ -8,6 +8,8 @@ import pytest
 
 from apps.knowledge.services import collection_create, document_upload
 from apps.notifications.models import Notification
+from apps.ratings.models import MessageRating
+from apps.runs.models import Message
 from tests.approvals.factories import ADD_ONE, gated_agent, run_now
 from tests.factories import DEFAULT_PASSWORD
 from tests.runs.factories import published_agent
@@ -59,6 +61,11 @@ def console_pages(org, owner, member):
     Notification.objects.create(
         organization=org, user=owner, kind="approvals", title="A call waits", body="Decide it"
     )
+    # A thumb down on an answer, so the dashboard's quality card has its bars and its table.
+    answer = Message.objects.get(run=first, role="assistant")
+    MessageRating.objects.create(
+        organization=org, message=answer, run=first, user=owner, thumb="down", comment="Too long"
+    )
     handbook = collection_create(actor=owner, organization=org, name="Handbook")
     document_upload(actor=owner, collection=handbook, file_name="policy.md", data=b"# Refunds")
     return {
@@ -71,6 +78,7 @@ def console_pages(org, owner, member):
         "Activity": "/activity/",
         "Activity run detail": f"/activity/?run={first.pk}",
         "Activity approvals": "/activity/?tab=approvals",
+        "Activity over a period": "/activity/?surface=chat&period=30d",
         "Spend": "/spend/",
         "Audit": "/audit/",
         "Settings organization": "/settings/organization/",

@@ -1,6 +1,8 @@
-"""The dashboard's usage cards in headless Chromium (issue 22): the outcome donut is drawn, and a
-card's figure opens the rows behind it — a surface opens Activity filtered to that surface, the
-approvals figure opens the approvals tab."""
+"""The dashboard's usage cards in headless Chromium (issue 22): every card is a chart drawn on
+the server, and a card's figure opens the rows behind it over the same window (period=30d) — a
+surface opens Activity filtered to that surface with the card's count, the p95 figure opens it
+sorted by Took, an agent opens its own history with its delegations, the approvals figure opens
+the approvals tab."""
 
 import re
 import threading
@@ -15,8 +17,10 @@ from tests.runs.test_live_browser import sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
+CHARTS = ("outcomes", "latency", "surfaces", "quality", "providers", "agents")
 
-def test_the_usage_cards_draw_the_outcomes_and_link_to_their_rows(
+
+def test_the_usage_cards_draw_their_charts_and_link_to_their_rows(
     page,
     asgi_server,  # noqa: F811
     org,
@@ -34,14 +38,33 @@ def test_the_usage_cards_draw_the_outcomes_and_link_to_their_rows(
     sign_in(page, asgi_server, owner)
 
     page.goto(f"{asgi_server}/")
-    donut = page.locator("#usage-outcome-chart svg[role=img]")
-    expect(donut).to_be_visible()
-    expect(donut.locator("circle.segment")).to_have_count(2)  # completed, awaiting_approval
+    for card in CHARTS:
+        chart = page.locator(f"#usage-card-{card} svg[role=img]")
+        expect(chart).to_be_visible()
+        # Named for a screen reader by its title and described by its desc.
+        assert chart.get_attribute("aria-labelledby").count(" ") == 1
+    expect(page.locator("#usage-outcome-chart circle.segment")).to_have_count(2)
+    expect(page.locator("#usage-card-surfaces svg .bar")).to_have_count(2)
+    expect(page.locator("#usage-card-agents svg .bar-row")).to_have_count(2)
+    expect(page.locator("#usage-card-agents")).to_contain_text("may add up to more than")
 
     page.locator("#usage-surfaces a", has_text="api").click()
-    expect(page).to_have_url(re.compile(r"surface=api"))
+    expect(page).to_have_url(re.compile(r"surface=api&period=30d"))
+    expect(page.locator("#run-count")).to_contain_text("1 run")
+    expect(page.locator("#filter-period")).to_have_value("30d")
     expect(page.locator("body")).to_contain_text("Helper")
-    expect(page.locator("body")).not_to_contain_text("Gated")
+    expect(page.locator("#runs-table")).not_to_contain_text("Gated")
+
+    page.goto(f"{asgi_server}/")
+    page.locator("#usage-p95").click()
+    expect(page).to_have_url(re.compile(r"order_by=duration&period=30d"))
+    expect(page.locator("#sort-took")).to_have_text(re.compile(r"Took\s+↓"))
+    expect(page.locator("#run-count")).to_contain_text("2 runs")
+
+    page.goto(f"{asgi_server}/")
+    page.locator("#usage-agents a", has_text="Helper").click()
+    expect(page).to_have_url(re.compile(r"agent_id=\d+&include_delegations=true&period=30d"))
+    expect(page.locator("#run-count")).to_contain_text("1 run")
 
     page.goto(f"{asgi_server}/")
     page.locator("#usage-approvals").click()

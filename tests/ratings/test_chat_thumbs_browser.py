@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 from apps.ratings.models import MessageRating
 from apps.runs.models import Run
 from apps.runs.runner import execute_run
+from tests.console.test_design_browser import _violations
 from tests.factories import DEFAULT_PASSWORD
 from tests.runs.factories import published_agent, queued_run
 
@@ -54,6 +55,7 @@ def test_a_thumb_on_an_answer_is_saved_and_can_be_changed(answered, page, live_s
     expect(comment).to_be_visible()
     expect(comment).to_be_focused()
     assert MessageRating.objects.get(run=run).thumb == "down"
+    assert _violations(page) == []  # the open form, in the design system, passes axe
 
     page.keyboard.type("It missed the point")
     page.keyboard.press("Tab")
