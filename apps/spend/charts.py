@@ -199,9 +199,7 @@ def _open_svg(kind: str, width: float, height: float, title: str, description: s
     ]
 
 
-def bar_list_svg(
-    rows: list[dict], *, title: str, description: str, width: int = CARD_WIDTH
-) -> str:
+def bar_list_svg(rows: list[dict], *, title: str, description: str, width: int = CARD_WIDTH) -> str:
     """Horizontal bars, one row each, longest first as given: the row's ``label`` and its figure
     (``text``) above a bar whose length is ``value`` against the largest row's.
 
@@ -238,9 +236,7 @@ def bar_list_svg(
             f'fill="{INK}">{escape(figure)}</text>'
         )
         bar_y = y + 19
-        parts.append(
-            f'<rect x="0" y="{bar_y}" width="{width}" height="11" rx="2" fill="{TRACK}"/>'
-        )
+        parts.append(f'<rect x="0" y="{bar_y}" width="{width}" height="11" rx="2" fill="{TRACK}"/>')
         length = width * value / peak
         if value > 0:
             length = max(length, 2.0)  # a run on a busy day is still a visible sliver
@@ -341,9 +337,7 @@ def providers_svg(by_provider: list[dict], *, title: str = "Spend by provider") 
             "tip": f"{row['provider']}: {usd(row['cost_usd'], partial=bool(row['partial_run_count']))}"
             f" over {row['run_count']} run(s)"
             + (
-                f", {row['partial_run_count']} not fully priced"
-                if row["partial_run_count"]
-                else ""
+                f", {row['partial_run_count']} not fully priced" if row["partial_run_count"] else ""
             ),
         }
         for row in by_provider

@@ -72,9 +72,10 @@ def test_a_period_from_the_dashboard_is_shown_kept_and_resolved_for_the_download
     download = page.split('id="download-csv"', 1)[0].rsplit('href="', 1)[1]
     assert f"started_from={since}" in download and "period" not in download
     # A period a link names that the form does not offer is added to its choices.
-    assert '<option value="14d" selected>Last 14 days</option>' in client.get(
-        "/activity/?period=14d"
-    ).content.decode()
+    assert (
+        '<option value="14d" selected>Last 14 days</option>'
+        in client.get("/activity/?period=14d").content.decode()
+    )
 
 
 @pytest.mark.parametrize(

@@ -152,7 +152,7 @@ def test_the_dashboard_cards_link_to_the_rows_behind_them(org, builder, member, 
     assert '/activity/?order_by=duration&amp;period=30d" id="usage-p95">4.8 s</a>' in page
     assert 'href="/activity/?tab=approvals" id="usage-approvals">1</a>' in page
     assert '/activity/?rated=down&amp;period=30d" id="usage-rated-down">👎 2' in page
-    alpha, beta = usage["alpha"], usage["beta"]
+    beta = usage["beta"]
     assert f"/activity/?agent_id={beta.pk}&amp;include_delegations=true&amp;period=30d" in page
     assert f"/activity/?user_id={member.pk}&amp;period=30d" in page
     assert "≥ $0.90" in page  # anthropic's own spend is a floor
