@@ -240,3 +240,59 @@ def test_the_outcome_donut_divides_its_ring_by_the_counts():
     assert len(lengths) == 2 and lengths[0] == pytest.approx(3 * lengths[1], rel=1e-3)
     assert "completed 3 of 4, failed 1 of 4" in svg and "<b>" not in svg
     assert outcome_donut_svg({}).count('class="segment"') == 0
+
+
+def test_the_bar_charts_escape_their_text_scale_to_the_largest_row_and_mark_floors():
+    from apps.spend.charts import adoption_svg, providers_svg
+
+    svg = adoption_svg(
+        [
+            {"agent_id": 1, "agent_name": "<script>", "run_count": 4, "delegated_run_count": 1},
+            {"agent_id": 2, "agent_name": "Beta", "run_count": 2, "delegated_run_count": 0},
+        ],
+        total_runs=5,
+    )
+    assert "<script>" not in svg and "&lt;script&gt;" in svg
+    widths = [
+        float(part.split('width="', 1)[1].split('"', 1)[0])
+        for part in svg.split('<rect class="bar')[1:]
+    ]
+    # <script>: 3 own + 1 delegated across the whole 320 units; Beta: half of it.
+    assert widths[0] == pytest.approx(240) and widths[1] == pytest.approx(79)
+    assert widths[2] == pytest.approx(160)
+    assert "add up to 6 beside 5 top-level run(s)" in svg
+    floors = providers_svg(
+        [
+            {"provider": "anthropic", "cost_usd": Decimal("0.9"), "run_count": 2, "partial_run_count": 1},
+            {"provider": "openai", "cost_usd": Decimal("0.7"), "run_count": 2, "partial_run_count": 0},
+        ]
+    )  # fmt: skip
+    assert floors.count('class="bar floor"') == 1 and "≥ $0.90" in floors and "$0.70" in floors
+
+
+def test_the_thumbs_chart_puts_up_above_the_line_and_down_below_it():
+    from apps.spend.charts import ratings_daily_svg
+
+    svg = ratings_daily_svg(
+        [
+            {"date": dt.date(2026, 1, 1), "up": 2, "down": 0},
+            {"date": dt.date(2026, 1, 2), "up": 0, "down": 1},
+        ]
+    )
+    axis = float(svg.split('<line x1="36" y1="', 1)[1].split('"', 1)[0])
+    up = svg.split('class="bar up"', 1)[1]
+    down = svg.split('class="bar down"', 1)[1]
+    up_y, up_h = (float(up.split(f'{k}="', 1)[1].split('"', 1)[0]) for k in ("y", "height"))
+    down_y = float(down.split('y="', 1)[1].split('"', 1)[0])
+    assert up_y + up_h == pytest.approx(axis) and down_y == pytest.approx(axis)
+    assert "2 thumbs up above the line, 1 thumbs down below it" in svg
+    assert "The most thumbs down in one day: 1 on 2026-01-02" in svg
+
+
+@pytest.mark.parametrize(
+    "ms, text", [(None, "—"), (850, "850 ms"), (4800, "4.8 s"), (125_000, "2 min 5 s")]
+)
+def test_a_duration_reads_as_people_say_it(ms, text):
+    from apps.spend.charts import duration_text
+
+    assert duration_text(ms) == text
