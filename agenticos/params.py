@@ -109,6 +109,9 @@ def parse_texts(name: str, values: Iterable, errors: Errors) -> tuple[str, ...]:
 # (the spend screen's ``days`` bounds), so the schema says what the parser accepts.
 PERIOD_MAX_DAYS = 366
 PERIOD_PATTERN = r"^([1-9]|[1-9][0-9]|[12][0-9][0-9]|3[0-5][0-9]|36[0-6])d$"
+# As a query parameter an empty value is the filter left unset, as for every filter a form sends
+# (Activity's Period select has an empty choice): the schema says so.
+PERIOD_QUERY_PATTERN = r"^(([1-9]|[1-9][0-9]|[12][0-9][0-9]|3[0-5][0-9]|36[0-6])d)?$"
 
 
 def parse_period(name: str, raw, errors: Errors) -> int | None:

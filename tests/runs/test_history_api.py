@@ -352,3 +352,9 @@ def test_a_period_outside_its_type_or_beside_dates_is_a_422_naming_period(api, r
     response = api(query)
     assert response.status_code == 422, response.content
     assert "period" in response.json()
+
+
+def test_an_empty_period_is_the_filter_left_unset_as_the_form_sends_it(api, recent):
+    assert api("period=").json()["count"] == api("").json()["count"] == 4
+    # Empty beside a date is no conflict either: only a period given names a second window.
+    assert api("period=&started_from=2025-01-01").status_code == 200

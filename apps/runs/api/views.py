@@ -65,9 +65,9 @@ HISTORY_PARAMETERS = [
     ),
     OpenApiParameter(
         "period",
-        {"type": "string", "pattern": parsing.PERIOD_PATTERN},
+        {"type": "string", "pattern": parsing.PERIOD_QUERY_PATTERN},
         description="The last N UTC days, today included (`30d`, 1d..366d): the dashboard's "
-        "window. Not together with started_from / started_to.",
+        "window; empty is unset. Not together with started_from / started_to.",
     ),
     OpenApiParameter("environment_id", int),
     OpenApiParameter("exposure_id", int),

@@ -37,7 +37,8 @@ USAGE = OpenApiResponse(
     response=OpenApiTypes.OBJECT,
     description="since, until, period_days, scope, total_runs, tokens, cost, daily; the cards: "
     "by_provider, outcomes, approvals_waiting, surfaces, latency (p50/p95/p99 ms), active_people, "
-    "by_user, by_agent (delegations included), quality; by_version with group_by=version.",
+    "by_user, by_agent (delegations included), quality (up, down, rated_runs, up_share, and "
+    "daily: the thumbs on the runs started each UTC day); by_version with group_by=version.",
 )
 
 
