@@ -196,6 +196,10 @@ STATIC_ROOT = env_str("STATIC_ROOT", None)
 # asynchronously instead of being read whole first). Straight from the finders, so `make run`
 # needs no collectstatic step; from STATIC_ROOT as well where it was collected (Docker).
 SERVESTATIC_USE_FINDERS = True
+# Django's default storage: where the media capability keeps a history's large parts
+# (media/<org>/<conversation>/<digest>). A filesystem under the data directory here; production
+# points STORAGES["default"] at an S3-compatible backend. Never served over HTTP (no MEDIA_URL).
+MEDIA_ROOT = env_path("MEDIA_ROOT", DATA_DIR / "files")
 SERVESTATIC_USE_STATIC_ROOT = STATIC_ROOT is not None
 SERVESTATIC_AUTOREFRESH = DEBUG
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -76,6 +76,7 @@ from apps.capabilities.tools.guardrails import (
     OutputStreamFilter,
     output_stream_filter,
 )
+from apps.capabilities.tools.media import threshold_of as media_threshold_of
 from apps.capabilities.tools.sources import sources_of
 from apps.capabilities.tools.system_reminders import ReminderCounters
 from apps.capabilities.tools.tool_output_limits import RunSpillStore
@@ -89,7 +90,7 @@ from apps.spend.services import BudgetExceeded
 from apps.vault.models import Secret
 from apps.vault.services import secret_reveal
 
-from . import delegation, parking, services
+from . import delegation, media, parking, services
 from .choices import RunStatus, StopReason
 from .events import (
     CompactionFrame,
@@ -201,8 +202,12 @@ def _assert_runnable(version) -> None:
 
 
 def _history_of(run: Run, *, resume: bool) -> list[ModelMessage]:
+    # Restored whether or not the agent still binds media: its stored parts go back inline.
+    ids = {"organization_id": run.organization_id, "conversation_id": run.conversation_id}
     if resume:
-        return ModelMessagesTypeAdapter.validate_python(run.transcript or [])
+        return ModelMessagesTypeAdapter.validate_python(
+            media.restored_transcript(run.transcript, **ids)
+        )
     if run.conversation_id is None:
         return []
     previous = (
@@ -213,7 +218,7 @@ def _history_of(run: Run, *, resume: bool) -> list[ModelMessage]:
         .values_list("transcript", flat=True)
         .first()
     )
-    return ModelMessagesTypeAdapter.validate_python(previous or [])
+    return ModelMessagesTypeAdapter.validate_python(media.restored_transcript(previous, **ids))
 
 
 def run_audience(run: Run) -> RunAudience:
@@ -267,6 +272,8 @@ def resolve_resources(run: Run, spec: AgentSpec, bound: set[str], *, resume: boo
     if "tool_output_limits" in bound:
         # No workspace yet (the sandbox issue plugs one in): spills live in memory, for this run.
         resources.tool_output_store = RunSpillStore()
+    if "media" in bound:
+        resources.media_threshold_bytes = media_threshold_of(spec.enabled_bindings())
     return resources
 
 
@@ -933,12 +940,26 @@ async def execute_run_async(
     return finished.status
 
 
+def _stored_transcript(run: Run, prepared: PreparedRun | None, messages) -> list[dict]:
+    """The transcript as booked: the large parts in storage when the agent binds media."""
+    threshold = prepared.resources.media_threshold_bytes if prepared is not None else None
+    return media.transcript_for_storage(
+        messages,
+        organization_id=run.organization_id,
+        conversation_id=run.conversation_id,
+        threshold=threshold,
+    )
+
+
 def _book_end(
     run_id, outcome, booking, prepared, deferred, messages, resume
 ) -> tuple[Run, list[Frame]]:
     """The run's end, its approval rows, questions and parked steps, committed together."""
     run = booking["run"]
     parked_frames: list[Frame] = []
+    if messages is not None:
+        # Written to storage before the transaction: a blob is no row to roll back (media.py).
+        booking = {**booking, "transcript": _stored_transcript(run, prepared, messages)}
     try:
         with transaction.atomic():
             finished = services.run_finish(outcome=outcome, **booking)

@@ -29,6 +29,7 @@ from .choices import TERMINAL_STATUSES
 from .events import RunFinishedFrame
 from .filters import RunHistoryFilters
 from .gauge import context_gauge, context_window_of, selected_profile_of
+from .media import restored_transcript
 from .models import Conversation, Message, Run
 
 
@@ -238,7 +239,9 @@ def _own_transcript(run: Run) -> list:
     previous run's transcript in its conversation), which belongs to the earlier runs."""
     transcript = run.transcript or []
     if run.conversation_id is None:
-        return transcript
+        return restored_transcript(
+            transcript, organization_id=run.organization_id, conversation_id=None
+        )
     given = (
         Run.objects.filter(conversation_id=run.conversation_id, created_at__lt=run.created_at)
         .exclude(pk=run.pk)
@@ -247,7 +250,11 @@ def _own_transcript(run: Run) -> list:
         .values_list("transcript", flat=True)
         .first()
     )
-    return transcript[len(given or []) :]
+    return restored_transcript(
+        transcript[len(given or []) :],
+        organization_id=run.organization_id,
+        conversation_id=run.conversation_id,
+    )
 
 
 # --- who may follow a run's frames (asked on connect and again before every send) ----------

@@ -260,7 +260,7 @@ def _assistant_turn_cost(run: Run, run_cost: Decimal) -> Decimal:
     return run_cost - (claimed or Decimal("0"))
 
 
-def run_finish(*, run: Run, outcome, model, records, messages, output: str) -> Run:
+def run_finish(*, run: Run, outcome, model, records, messages, output: str, transcript=None) -> Run:
     """Book the run's end: tokens, cost, transcript, status, its assistant turn and its steps.
 
     Called from the runner's finally block outside any transaction: the atomic block below is
@@ -291,7 +291,10 @@ def run_finish(*, run: Run, outcome, model, records, messages, output: str) -> R
             output_tokens=ledger.output_tokens,
             request_count=ledger.request_count,
         )
-    if messages is not None:
+    if transcript is not None:
+        # Dumped already, its large parts in storage (apps/runs/media.py).
+        fields["transcript"] = transcript
+    elif messages is not None:
         fields["transcript"] = ModelMessagesTypeAdapter.dump_python(messages, mode="json")
     with transaction.atomic():
         written = states.claim(

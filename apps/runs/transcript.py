@@ -39,6 +39,7 @@ from apps.spend.models import EntryKind, LedgerEntry
 
 from . import selectors
 from .choices import RunStatus, StepKind
+from .media import is_prompt, restored_transcript
 from .models import Conversation, Run
 
 ASK_TOOL_NAME = "ask_user_question"
@@ -139,7 +140,14 @@ def _attach_runs(by_run: dict[int, dict]) -> None:
     if not by_run:
         return
     runs = Run.objects.filter(pk__in=by_run).only(
-        "pk", "status", "error", "input", "transcript", "model_provider", "conversation_id"
+        "pk",
+        "status",
+        "error",
+        "input",
+        "transcript",
+        "model_provider",
+        "conversation_id",
+        "organization",
     )
     approvals: defaultdict[int, dict[str, ToolApproval]] = defaultdict(dict)
     for approval in (
@@ -194,11 +202,17 @@ def _own_messages(run: Run) -> list:
     start = None
     for index, message in enumerate(stored):
         if message.get("kind") == "request" and any(
-            part.get("part_kind") == "user-prompt" and part.get("content") == run.input
-            for part in message.get("parts") or []
+            is_prompt(part, run.input) for part in message.get("parts") or []
         ):
             start = index
-    return ModelMessagesTypeAdapter.validate_python(stored[start or 0 :]) if stored else []
+    if not stored:
+        return []
+    own = restored_transcript(
+        stored[start or 0 :],
+        organization_id=run.organization_id,
+        conversation_id=run.conversation_id,
+    )
+    return ModelMessagesTypeAdapter.validate_python(own)
 
 
 class _Blocks:
