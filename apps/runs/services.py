@@ -21,7 +21,7 @@ from pydantic_ai.messages import ModelMessagesTypeAdapter
 from agenticos.loopdb import Statement
 from apps.agents.selectors import can
 from apps.audit.services import record_audit
-from apps.orgs.permissions import AGENTS_RUN, RUNS_VIEW, has_org_permission
+from apps.orgs.permissions import AGENTS_RUN, RUNS_VIEW, SETTINGS_MANAGE, has_org_permission
 from apps.spend.models import Ledger
 from apps.spend.services import budget_counters_reconcile, month_of
 
@@ -37,6 +37,7 @@ from .choices import (
     Surface,
 )
 from .events import announce_run, reset_frames
+from .media import conversation_media_delete
 from .models import Conversation, Message, Run, RunStep
 from .parking import STEP_AWAITING_ANSWER, STEP_AWAITING_APPROVAL, STEP_EXPIRED
 
@@ -537,3 +538,73 @@ def run_fail_unrecorded(run_id: int) -> bool:
     if ended and run is not None:
         _reconcile_counters({run["organization_id"]}, now)
     return ended
+
+
+# --- deleting a conversation --------------------------------------------------------------------
+
+
+class ConversationBusy(Exception):
+    """A run of the conversation is still queued, running or waiting on a person."""
+
+    def __init__(self, sentence: str) -> None:
+        self.sentence = sentence
+        super().__init__(sentence)
+
+
+def may_delete_conversation(user, conversation: Conversation) -> bool:
+    """A person deletes their own conversations; an owner or admin (settings:manage) any of the
+    organization's. Reading every run (runs:view) is no right to delete what others said."""
+    return conversation.user_id == user.pk or has_org_permission(
+        user, conversation.organization, SETTINGS_MANAGE
+    )
+
+
+def conversation_delete(*, actor, conversation: Conversation) -> None:
+    """Delete a conversation: its messages (and their ratings) with it, its stored media after
+    the commit. Its runs stay, unlinked: they are the run history and the bill (seed 003), and a
+    reference in their transcripts to a blob that went with the thread reads as a placeholder.
+
+    Refused while a run of it is live or parked: that run would book its answer into a thread
+    that no longer exists."""
+    if not may_delete_conversation(actor, conversation):
+        raise PermissionDenied(
+            "Only the person whose conversation it is, or settings:manage, may delete it."
+        )
+    organization_id, conversation_id = conversation.organization_id, conversation.pk
+    with transaction.atomic():
+        locked = Conversation.objects.select_for_update().get(pk=conversation_id)
+        runs = Run.objects.filter(conversation_id=conversation_id)
+        if runs.filter(status__in=[*LIVE_STATUSES, *PARKED_STATUSES]).exists():
+            raise ConversationBusy(
+                "A run of this conversation is still going or waiting on a person; "
+                "cancel it or let it end first."
+            )
+        record_audit(
+            actor=actor,
+            organization=conversation.organization,
+            action="conversation.delete",
+            subject=locked,
+            details={
+                "conversation_id": conversation_id,
+                "agent_id": locked.agent_id,
+                "messages": locked.messages.count(),
+                "runs": runs.count(),
+            },
+        )
+        locked.delete()
+        # The thread's blobs go with it, once the deletion is certain (a blob is no row to roll
+        # back); a content hash does not say who else references it, the prefix does.
+        transaction.on_commit(lambda: _delete_media_of(organization_id, conversation_id))
+
+
+def _delete_media_of(organization_id: int, conversation_id: int) -> None:
+    try:
+        conversation_media_delete(organization_id=organization_id, conversation_id=conversation_id)
+    except Exception:
+        # The conversation is gone either way; blobs left behind are named in the log.
+        logger.exception(
+            "conversation %s: deleting its stored media (media/%s/%s/) failed",
+            conversation_id,
+            organization_id,
+            conversation_id,
+        )
