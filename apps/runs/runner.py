@@ -524,6 +524,9 @@ class DriveState:
     deferred: DeferredToolRequests | None = None
     # A guardrail ended the run at this edge ("out", "args", ...).
     blocked_edge: str | None = None
+    # A compaction setting that cannot work, as the chat was told (once per run), with the index
+    # of the request it preceded: booked on that request's step, so a reload says it again.
+    compaction_skipped: dict | None = None
 
 
 async def drive(
@@ -585,6 +588,8 @@ async def drive(
         )
         frame.update({k: v for k, v in payload.items() if k not in frame})  # type: ignore[typeddict-item]
         send(frame)
+        if payload["phase"] == "skipped":
+            state.compaction_skipped = {**payload, "request": len(prepared.meter.records)}
 
     prepared.resources.on_compaction = compaction
 
@@ -911,6 +916,7 @@ async def execute_run_async(
         "records": prepared.meter.records if prepared else [],
         "messages": state.messages,
         "output": state.output if state.output is not None else "".join(state.partial_text),
+        "compaction_skipped": state.compaction_skipped,
     }
     # Booked whatever happened, even when the run's own task is being cancelled (a worker
     # shutting down): the booking runs to its end before the cancellation goes on.

@@ -253,6 +253,11 @@ def run_cancel(*, actor, run: Run) -> Run:
     return run
 
 
+def _skipped_notice(payload) -> dict:
+    keys = ("strategy", "overhead_tokens", "trigger_tokens", "window_tokens")
+    return {key: payload[key] for key in keys if key in payload}
+
+
 def _assistant_turn_cost(run: Run, run_cost: Decimal) -> Decimal:
     """This turn's share: what the run spent minus what its earlier assistant turns claim."""
     claimed = Message.objects.filter(run=run, role=MessageRole.ASSISTANT).aggregate(
@@ -261,7 +266,17 @@ def _assistant_turn_cost(run: Run, run_cost: Decimal) -> Decimal:
     return run_cost - (claimed or Decimal("0"))
 
 
-def run_finish(*, run: Run, outcome, model, records, messages, output: str, transcript=None) -> Run:
+def run_finish(
+    *,
+    run: Run,
+    outcome,
+    model,
+    records,
+    messages,
+    output: str,
+    transcript=None,
+    compaction_skipped: dict | None = None,
+) -> Run:
     """Book the run's end: tokens, cost, transcript, status, its assistant turn and its steps.
 
     Called from the runner's finally block outside any transaction: the atomic block below is
@@ -319,6 +334,13 @@ def run_finish(*, run: Run, outcome, model, records, messages, output: str, tran
             )
             return Run.objects.get(pk=run.pk)
         start = RunStep.objects.filter(run_id=run.pk).count()
+        # The compaction notice rides on the request it preceded (the last one if that request
+        # was never sent), so the chat draws it again after a reload.
+        notice_at = (
+            min(compaction_skipped.get("request", 0), len(records) - 1)
+            if compaction_skipped
+            else -1
+        )
         RunStep.objects.bulk_create(
             RunStep(
                 run_id=run.pk,
@@ -328,6 +350,11 @@ def run_finish(*, run: Run, outcome, model, records, messages, output: str, tran
                     "model": record.model_name,
                     "tool_calls": record.tool_calls,
                     "priced": record.priced,
+                    **(
+                        {"compaction_skipped": _skipped_notice(compaction_skipped)}
+                        if index == notice_at
+                        else {}
+                    ),
                 },
                 input_tokens=record.input_tokens,
                 output_tokens=record.output_tokens,

@@ -40,7 +40,7 @@ from apps.spend.models import EntryKind, LedgerEntry
 from . import selectors
 from .choices import RunStatus, StepKind
 from .media import is_prompt, restored_transcript
-from .models import Conversation, Run
+from .models import Conversation, Run, RunStep
 
 ASK_TOOL_NAME = "ask_user_question"
 
@@ -178,8 +178,17 @@ def _attach_runs(by_run: dict[int, dict]) -> None:
         .order_by("started_at", "pk")
     ):
         delegations[child.parent_run_id].append(child)
+    # A compaction setting that could not work, said once per run: booked on a request's step.
+    skipped = {
+        run_id: detail["compaction_skipped"]
+        for run_id, detail in RunStep.objects.filter(
+            run_id__in=by_run, detail__has_key="compaction_skipped"
+        ).values_list("run_id", "detail")
+    }
     for run in runs:
         turn = by_run[run.pk]
+        if run.pk in skipped:
+            turn["compaction_notice"] = compaction_skipped_sentence(skipped[run.pk])
         turn["run_status"] = run.status
         turn["status_label"] = RunStatus(run.status).label
         turn["simulated"] = run.model_provider == "offline"
@@ -190,6 +199,18 @@ def _attach_runs(by_run: dict[int, dict]) -> None:
         turn["has_pending_card"] = any(
             b["kind"] in ("approval", "question") and b["pending"] for b in turn["blocks"]
         )
+
+
+def compaction_skipped_sentence(notice: dict) -> str:
+    """What the chat says of a compaction setting that cannot work (static/runs/chat.js says the
+    same live): the overhead and the window it was measured against, the pair someone needs to
+    pick a number that works."""
+    return (
+        "Compaction is skipped: the instructions and tool schemas alone are about "
+        f"{notice.get('overhead_tokens')} tokens, above its trigger of "
+        f"{notice.get('trigger_tokens')} tokens (a {notice.get('window_tokens')}-token window). "
+        "A larger context_window or a higher max_fraction would let it work."
+    )
 
 
 def _own_messages(run: Run) -> list:

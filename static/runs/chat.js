@@ -502,6 +502,11 @@
         if (!fresh) { return; }
         turn.replaceWith(fresh);
         wireCards(fresh);
+        // The stored turn says the compaction notice itself (and a reload says it again).
+        if (compactionLine && fresh.querySelector(".compaction-notice")) {
+          compactionLine.hidden = true;
+          compactionLine.textContent = "";
+        }
         transcript.scrollTop = transcript.scrollHeight;
       })
       .catch(function () { /* the live drawing stays; a reload shows the stored one */ });
