@@ -92,6 +92,7 @@ from apps.vault.services import secret_reveal
 
 from . import delegation, media, parking, services
 from .choices import RunStatus, StopReason
+from .delegate_stream import delegate_stream_check
 from .events import (
     CompactionFrame,
     ContextUsageFrame,
@@ -576,9 +577,11 @@ async def drive(
         )
 
     prepared.guard.on_settled = settled
+    # A delegate's streamed text passes the parent's output check before it is sent.
+    delegate_check = delegate_stream_check(prepared.output_filter, send)
     if prepared.delegation is not None:
         prepared.delegation.token = token
-        prepared.delegation.send = send
+        prepared.delegation.send = delegate_check or send
 
     # A summary is a whole model request between two of the turn's own, during which nothing
     # else streams: the chat is told what is being summarized while it happens.
@@ -624,8 +627,16 @@ async def drive(
                         async for event in tool_events:
                             frame = _tool_event_frame(event, hold)
                             if frame is not None:
+                                if delegate_check is not None:
+                                    # Before a delegation's answer is shown or read.
+                                    delegate_check.raise_if_blocked()
                                 await _draw_chart(frame, event)
                                 send(frame)
+                if delegate_check is not None:
+                    delegate_check.raise_if_blocked()
+            if delegate_check is not None:
+                delegate_check.flush()
+                delegate_check.raise_if_blocked()
             output = agent_run.result.output if agent_run.result is not None else ""
             if isinstance(output, DeferredToolRequests):
                 state.deferred, output = output, ""
