@@ -279,7 +279,9 @@ def test_a_missing_file_the_model_produced_becomes_a_text_part():
     ]
 
 
-@pytest.mark.parametrize(("threshold", "status"), [(512, 422), (16 * 1024 * 1024, 422), (4096, 201)])
+@pytest.mark.parametrize(
+    ("threshold", "status"), [(512, 422), (16 * 1024 * 1024, 422), (4096, 201)]
+)
 def test_publish_checks_the_threshold_range(client_for, builder, org, threshold, status):
     client = client_for(builder, org)
     spec = {
@@ -302,3 +304,47 @@ def test_the_capability_is_available_in_the_catalog_with_its_schema(client_for, 
     assert row["available"] is True
     prop = row["config_schema"]["properties"]["threshold_bytes"]
     assert (prop["default"], prop["minimum"], prop["maximum"]) == (32768, 1024, 10 * 1024 * 1024)
+
+
+def test_a_parked_turn_resumes_from_its_restored_history(org, member, picture_tools, client_for):
+    """The resume reads the run's own stored transcript through the same reader: the image goes
+    back inline, and the booked transcript stores it again (a marker, not a marker of a marker)."""
+    from apps.runs.resume import run_resume
+    from apps.runs.services import run_create
+
+    agent = published_agent(
+        org,
+        capabilities=[
+            {"id": TOOLS_CAPABILITY},
+            {"id": "ask_user"},
+            {"id": "media", "config": {"threshold_bytes": 1024}},
+        ],
+    )
+    conversation = thread(org, agent, member)
+    turn(member, org, agent, "/call picture {}", conversation)
+    # A question needs a person on the other side: the chat surface.
+    parked = run_create(
+        actor=member,
+        organization=org,
+        agent=agent,
+        input="/ask Keep it?",
+        conversation=conversation,
+        surface="chat",
+    )
+    execute_run(parked.pk)
+    parked.refresh_from_db()
+    assert parked.status == "awaiting_answer", parked.error
+    assert picture_return(parked.transcript)["content"]["__harness_external_media__"] is True
+
+    answered = client_for(member, org).post(
+        f"/api/v1/runs/{parked.pk}/answers/",
+        {"answers": [{"header": "Choice", "selected": ["Yes"]}]},
+        format="json",
+    )
+    assert answered.status_code == 200, answered.content
+    run_resume(run_id=parked.pk)
+    parked.refresh_from_db()
+    assert parked.status == "completed", parked.error
+    stored = picture_return(parked.transcript)["content"]
+    assert stored["__harness_external_media__"] is True
+    assert stored["__harness_external_uri__"] == f"media+sha256://{DIGEST}"
