@@ -80,7 +80,7 @@ class DelegateStreamCheck:
             self.held.clear()
             return []
         self.shown[task_id] = (shown + cleaned)[-SEEN_TAIL_CHARS:]
-        return [SubagentTextDeltaFrame(type=TEXT_DELTA, task_id=task_id, delta=cleaned)]
+        return [SubagentTextDeltaFrame(type="subagent_text_delta", task_id=task_id, delta=cleaned)]
 
     def flush(self) -> None:
         """Whatever is still held (a delegation that stopped without another frame)."""

@@ -204,11 +204,15 @@ def _assert_runnable(version) -> None:
 
 def _history_of(run: Run, *, resume: bool) -> list[ModelMessage]:
     # Restored whether or not the agent still binds media: its stored parts go back inline.
-    ids = {"organization_id": run.organization_id, "conversation_id": run.conversation_id}
-    if resume:
+    def restored(stored) -> list[ModelMessage]:
         return ModelMessagesTypeAdapter.validate_python(
-            media.restored_transcript(run.transcript, **ids)
+            media.restored_transcript(
+                stored, organization_id=run.organization_id, conversation_id=run.conversation_id
+            )
         )
+
+    if resume:
+        return restored(run.transcript)
     if run.conversation_id is None:
         return []
     previous = (
@@ -219,7 +223,7 @@ def _history_of(run: Run, *, resume: bool) -> list[ModelMessage]:
         .values_list("transcript", flat=True)
         .first()
     )
-    return ModelMessagesTypeAdapter.validate_python(media.restored_transcript(previous, **ids))
+    return restored(previous)
 
 
 def run_audience(run: Run) -> RunAudience:

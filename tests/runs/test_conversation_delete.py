@@ -40,7 +40,11 @@ def url(conversation) -> str:
 
 
 def test_deleting_a_conversation_deletes_its_stored_media(
-    org, member, picture_tools, client_for, django_capture_on_commit_callbacks
+    org,
+    member,
+    picture_tools,  # noqa: F811
+    client_for,
+    django_capture_on_commit_callbacks,
 ):
     agent = media_agent(org)
     conversation = conversation_of(member, org, agent)

@@ -5,9 +5,9 @@ shown as the ``task`` call's result or read by the parent's model."""
 
 from __future__ import annotations
 
-import pytest
-
 from typing import get_type_hints
+
+import pytest
 
 from apps.runs.events import SubagentTextDeltaFrame, frames_after
 from apps.runs.models import Run
