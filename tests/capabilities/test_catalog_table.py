@@ -237,6 +237,8 @@ BUILT = {
     "tool_output_limits",
     "compaction",
     "system_reminders",
+    # issue 20: no tools; the runner stores and restores a transcript's large parts (tools/media.py)
+    "media",
     # issue 21: no tools of its own; it defers the MCP toolsets (apps/capabilities/tools/tool_search.py)
     "tool_search",
     "subagents",
