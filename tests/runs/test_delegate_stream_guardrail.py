@@ -74,3 +74,46 @@ def test_a_blocked_term_in_a_delegates_answer_ends_the_run_before_it_is_shown(or
     assert LedgerEntry.objects.filter(ledger__run=run, delegation="").count() == 1
     assert "pineapple" not in run.output.lower()
     assert frames[-1]["type"] == "run_finished" and frames[-1]["status"] == "guardrail_blocked"
+
+
+def _checked_stream(**config):
+    from apps.capabilities.tools.guardrails import OutputStreamFilter, guard_for
+    from apps.runs.delegate_stream import DelegateStreamCheck
+
+    guard = guard_for({"id": "guardrails", "config": config})
+    sent: list[dict] = []
+    return DelegateStreamCheck(
+        OutputStreamFilter(check=guard.edge("out")), lambda *f: sent.extend(f)
+    ), sent
+
+
+def _delta(task_id: str, text: str) -> dict:
+    return {"type": "subagent_text_delta", "task_id": task_id, "delta": text}
+
+
+def test_a_secret_split_across_a_delegates_chunks_is_caught_and_other_delegations_pass():
+    stream, sent = _checked_stream(redact_secrets_out=True)
+    stream(_delta("a", "the token is " + GITHUB_TOKEN[:10]))
+    stream(_delta("b", "hello from b"), {"type": "subagent_finished", "task_id": "b"})
+    assert [f.get("delta") for f in sent] == ["hello from b", None]  # a is still held
+    stream(_delta("a", GITHUB_TOKEN[10:] + " ok"))
+    stream({"type": "subagent_tool_call", "task_id": "a", "tool_name": "x"})
+    released = sent[2]
+    assert released["type"] == "subagent_text_delta" and released["task_id"] == "a"
+    assert GITHUB_TOKEN[:10] not in released["delta"] and "[redacted:" in released["delta"]
+    assert sent[3]["type"] == "subagent_tool_call"  # after its text, in order
+    stream.raise_if_blocked()  # nothing blocked
+
+
+def test_a_blocked_term_split_across_a_delegates_parts_blocks_and_drops_the_rest():
+    from apps.capabilities.tools.guardrails import GuardrailBlocked
+
+    stream, sent = _checked_stream(blocked_keywords_out="project pineapple")
+    stream(_delta("a", "About project"), {"type": "subagent_tool_call", "task_id": "a"})
+    stream(_delta("a", " pineapple: it ships."), {"type": "subagent_finished", "task_id": "a"})
+    stream(_delta("a", "more"))
+    stream.flush()
+    assert [f.get("delta") for f in sent if f["type"] == "subagent_text_delta"] == ["About project"]
+    with pytest.raises(GuardrailBlocked) as blocked:
+        stream.raise_if_blocked()
+    assert blocked.value.edge == "delegate" and "pineapple" not in blocked.value.sentence
