@@ -27,6 +27,14 @@
     });
   }
   if (transcript) { transcript.scrollTop = transcript.scrollHeight; }
+  var deleteForm = document.querySelector("form.conversation-delete");
+  if (deleteForm) {
+    deleteForm.addEventListener("submit", function (event) {
+      if (!window.confirm("Delete this conversation? Its messages and stored images cannot be brought back.")) {
+        event.preventDefault();
+      }
+    });
+  }
   if (!form) { return; }
   var statusLine = document.getElementById("chat-status");
   var costLine = document.getElementById("chat-cost");

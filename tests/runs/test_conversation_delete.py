@@ -118,3 +118,34 @@ def test_deleting_needs_authentication(api_client, org, member):
     agent = published_agent(org)
     conversation = conversation_of(member, org, agent)
     assert api_client.delete(url(conversation)).status_code in (401, 403)
+
+
+def test_the_chat_deletes_your_conversation_and_goes_back_to_the_chat(org, member, client, storage):
+    agent = published_agent(org)
+    conversation = conversation_of(member, org, agent)
+    client.force_login(member)
+    page = client.get(f"/chat/{conversation.pk}/")
+    assert b'id="conversation-delete"' in page.content
+    response = client.post(f"/chat/{conversation.pk}/delete/")
+    assert response.status_code == 302 and response.url == "/chat/"
+    assert not Conversation.objects.filter(pk=conversation.pk).exists()
+    assert AuditEntry.objects.filter(action="conversation.delete", actor=member).count() == 1
+
+
+def test_the_chat_cannot_delete_someone_elses_conversation(org, member, admin, client, storage):
+    """Chat is private: even settings:manage deletes another person's thread over the API only."""
+    agent = published_agent(org)
+    conversation = conversation_of(member, org, agent)
+    client.force_login(admin)
+    assert client.post(f"/chat/{conversation.pk}/delete/").status_code == 404
+    assert Conversation.objects.filter(pk=conversation.pk).exists()
+
+
+def test_the_chat_says_a_live_run_holds_the_conversation(org, member, client, storage):
+    agent = published_agent(org)
+    conversation = conversation_of(member, org, agent)
+    queued_run(member, org, agent, "hello", conversation=conversation)
+    client.force_login(member)
+    response = client.post(f"/chat/{conversation.pk}/delete/")
+    assert response.status_code == 409 and b"still going" in response.content
+    assert Conversation.objects.filter(pk=conversation.pk).exists()
