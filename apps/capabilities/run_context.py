@@ -75,6 +75,9 @@ class RunResources:
     # (``apps.runs.delegation.DelegationScopeAt``); None when it delegates to nobody, or is at
     # the depth limit (then it is built without delegation).
     delegation: Any = None
+    # channel_tools: the channel the message arrived in, bound to the bot's own token
+    # (``apps.channels.assembly``); None outside a channel, and then nothing attaches.
+    channel: Any = None
 
 
 @dataclass(frozen=True)
