@@ -32,9 +32,7 @@ class BindingCreateSerializer(StrictJSONMixin, serializers.Serializer):
 class BindingSerializer(serializers.ModelSerializer):
     webhook_url = serializers.SerializerMethodField()
     bot_token_secret_id = serializers.IntegerField(source="bot_token_id", read_only=True)
-    verification_secret_id = serializers.IntegerField(
-        source="verification_secret_id", read_only=True
-    )
+    verification_secret_id = serializers.IntegerField(read_only=True)
 
     def get_webhook_url(self, binding) -> str:
         return webhook_url(binding)
