@@ -15,6 +15,7 @@ A client never retries a refused call: the platform's error names the problem
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -137,10 +138,14 @@ class Inbound:
         return cls(**data)
 
 
+_SLACK_MENTION = re.compile(r"<@[A-Z0-9]+>[ \t]?")
+_LEADING_HANDLE = re.compile(r"^\s*@\w+[ \t]?")
+
+
 def _strip_mention(text: str) -> str:
-    # "<@U0BOT> what is due?" -> "what is due?"; Slack's mention markup is "<@ID>".
-    words = [word for word in text.split() if not (word.startswith("<@") and word.endswith(">"))]
-    return " ".join(words).strip()
+    # "<@U0BOT> what is due?" -> "what is due?"; Slack's mention markup is "<@ID>". Lines are
+    # kept as they were written.
+    return _SLACK_MENTION.sub("", text).strip()
 
 
 def parse_slack(payload: dict) -> Inbound | None:
@@ -190,13 +195,13 @@ def parse_telegram(payload: dict) -> Inbound | None:
     topic = message.get("message_thread_id")
     chat_key = f"telegram:{chat['id']}" + (f":{topic}" if topic else "")
     name = sender.get("username") or sender.get("first_name") or str(sender["id"])
-    words = [word for word in text.split() if not word.startswith("@")] if not is_direct else None
     return Inbound(
         platform=Platform.TELEGRAM,
         delivery_id=str(payload["update_id"]),
         account_key=str(sender["id"]),
         sender_name=str(name),
-        text=" ".join(words).strip() if words is not None else text,
+        # In a group the message usually opens with the bot's handle: "@helper_bot status?".
+        text=text if is_direct else _LEADING_HANDLE.sub("", text).strip(),
         chat_key=chat_key,
         room_key="" if is_direct else f"telegram:{chat['id']}",
         is_direct=is_direct,
