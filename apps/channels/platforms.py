@@ -104,7 +104,7 @@ def _resolve(host: str) -> list[str]:
         pass
     try:
         infos = socket.getaddrinfo(host, None, socket.AF_UNSPEC, socket.SOCK_STREAM)
-    except (OSError, UnicodeError) as exc:
+    except (OSError, UnicodeError, ValueError) as exc:
         raise ServerRefused(f"{host} does not resolve ({exc})") from None
     return sorted({str(info[4][0]) for info in infos})
 
