@@ -11,8 +11,9 @@ django.setup()
 from celery import current_app
 from apps.runs import queue
 from apps.triggers.services import DRIVE_FIRE_TASK
-from apps.channels.services import HANDLE_TASK
-missing = [n for n in (queue.EXECUTE_RUN, queue.RESUME_RUN, DRIVE_FIRE_TASK, HANDLE_TASK)
+from apps.channels.services import ANNOUNCE_TASK, HANDLE_TASK
+missing = [n for n in (queue.EXECUTE_RUN, queue.RESUME_RUN, DRIVE_FIRE_TASK, HANDLE_TASK,
+                       ANNOUNCE_TASK)
            if n not in current_app.tasks]
 print("missing:", missing)
 raise SystemExit(1 if missing else 0)

@@ -19,9 +19,12 @@ class ChatChannelsConfig(AppConfig):
     def ready(self) -> None:
         # Registered in every process: the webhook enqueues the handling task by name
         # (services.enqueue_handle), and a resume in a worker asks the relay hook below.
+        from apps.approvals.services import on_run_expired
         from apps.runs import exposures
 
-        from . import assembly, tasks  # noqa: F401
+        from . import assembly, services, tasks  # noqa: F401
 
         exposures.register_exposure_resolver(assembly.exposure_for_run)
         exposures.register_segment_observer(assembly.observe_segment)
+        # A parked run the sweep cancels has no segment to relay: its thread is told here.
+        on_run_expired(services.run_expired_in_thread)

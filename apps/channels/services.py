@@ -545,6 +545,33 @@ def message_drive(message: ChannelMessage) -> str | None:
         return execute_run(run.pk)
 
 
+ANNOUNCE_TASK = "apps.channels.tasks.announce_in_thread"
+
+
+def run_expired_in_thread(*, run_id, waiting_for, sentence, after_hours, now) -> None:
+    """The approvals sweep's hook: a channel's parked run that nobody decided (or answered) in
+    time was cancelled without a segment to relay it, so its thread is told once it commits."""
+    message = ChannelMessage.objects.filter(run_id=run_id).order_by("created_at", "pk").first()
+    if message is None:
+        return
+    message_id = message.pk
+    transaction.on_commit(lambda: current_app.tasks[ANNOUNCE_TASK].delay(message_id, sentence))
+
+
+def thread_announce(message_id: int, text: str) -> None:
+    """Post ``text`` in the thread a message came from (its bot, its target)."""
+    message = ChannelMessage.objects.select_related("binding__bot_token").get(pk=message_id)
+    inbound = Inbound.from_json(message.event)
+    try:
+        client = client_of(message.binding, team_id=inbound.target.get("team_id", ""))
+    except (BotUnavailable, PlatformError) as exc:
+        logger.warning("channel message %s: cannot announce: %s", message_id, exc)
+        return
+    posted = _reply(client, inbound, text)
+    if posted:
+        ChannelMessage.objects.filter(pk=message_id).update(reply_ids=[*message.reply_ids, *posted])
+
+
 # --- account links ------------------------------------------------------------------------------
 
 

@@ -18,3 +18,9 @@ def handle_message(message_id: int) -> str:
     message = services.message_handle(message_id)
     services.message_drive(message)
     return message.outcome
+
+
+@shared_task(name=services.ANNOUNCE_TASK, ignore_result=True, max_retries=0)
+def announce_in_thread(message_id: int, text: str) -> None:
+    """Say something in a message's thread outside a run's segment (a parked run expired)."""
+    services.thread_announce(message_id, text)

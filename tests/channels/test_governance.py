@@ -135,3 +135,25 @@ def test_an_unlinked_senders_question_is_declined_not_parked(
     run = Run.objects.get()
     assert run.status == "completed" and "declined to answer" in run.output
     assert not Question.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_parked_run_nobody_decides_in_time_is_said_in_its_thread(
+    org, builder, slack, eager_celery, django_capture_on_commit_callbacks
+):
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from apps.approvals.services import approvals_expire_stale
+
+    binding = make_binding(org, builder, gated_agent(org, created_by=builder), "slack")
+    send(binding, slack_event(f"<@U0BOT> {ADD_ONE}"), django_capture_on_commit_callbacks)
+    run = Run.objects.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        approvals_expire_stale(now=timezone.now() + dt.timedelta(hours=100))
+    run.refresh_from_db()
+    assert run.status == "cancelled"
+    said = slack.called("chat.postMessage")[-1].body
+    assert said["thread_ts"] == "1700000000.000100"
+    assert "72 hours" in said["text"] and "cancelled" in said["text"]
