@@ -3,7 +3,7 @@ name, filtered by platform and organization. Credentials show as their vault sec
 
 from django.contrib import admin
 
-from .models import AccountLink, Binding, ChannelMessage
+from .models import AccountLink, Binding, ChannelMessage, ChatThread, LinkRequest
 
 
 class ReadOnly(admin.ModelAdmin):
@@ -35,3 +35,19 @@ class AccountLinkAdmin(ReadOnly):
     list_display = ["platform", "account_key", "user", "organization", "created_at"]
     list_filter = ["platform", "organization"]
     search_fields = ["account_key", "user__email"]
+
+
+@admin.register(ChatThread)
+class ChatThreadAdmin(ReadOnly):
+    list_display = ["chat_key", "binding", "conversation", "created_at"]
+    list_filter = ["binding__platform"]
+    search_fields = ["chat_key"]
+
+
+@admin.register(LinkRequest)
+class LinkRequestAdmin(ReadOnly):
+    # The token itself is never stored; the hash is left out of the page too.
+    list_display = ["account_key", "binding", "expires_at", "used_at", "created_at"]
+    list_filter = ["binding__platform"]
+    search_fields = ["account_key"]
+    exclude = ["token_hash"]
