@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from apps.capabilities.tools.channel_tools import ChannelRefused
-from apps.vault.services import secret_reveal
+from apps.vault.services import SecretUnreadable, secret_reveal
 
 from .choices import Platform
 from .platforms import PlatformError, client_for
@@ -25,7 +25,7 @@ def bot_token(binding) -> str:
         raise BotUnavailable("the binding has no bot token")
     try:
         return secret_reveal(binding.bot_token)
-    except Exception as exc:  # SecretUnreadable and its kin: the sentence names the binding
+    except SecretUnreadable as exc:
         raise BotUnavailable(f"the bot token of {binding.name} cannot be read") from exc
 
 
@@ -34,7 +34,7 @@ def verification_secret(binding) -> str | None:
         return None
     try:
         return secret_reveal(binding.verification_secret)
-    except Exception:
+    except SecretUnreadable:
         return None  # an unreadable secret verifies nothing: every call is refused
 
 

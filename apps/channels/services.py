@@ -19,12 +19,14 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from pydantic import ValidationError as PydanticValidationError
 
 from apps.agents.selectors import can
 from apps.approvals.models import Question
 from apps.approvals.services import AlreadyDecided, question_answer
 from apps.audit.services import record_audit
 from apps.capabilities.registry import get_capability
+from apps.notifications.links import approvals_queue_link
 from apps.runs import services as run_services
 from apps.runs.choices import RunStatus
 from apps.runs.exposures import segment_observed
@@ -75,8 +77,9 @@ def _channel_tools(platform: str, value) -> dict:
         raise ValidationError({"channel_tools": "must be an object with tools and default_limit"})
     try:
         config = get_capability("channel_tools").parse_config(value)
-    except Exception as exc:  # pydantic's ValidationError: its message names the setting
-        raise ValidationError({"channel_tools": str(exc).splitlines()[0:3]}) from None
+    except PydanticValidationError as exc:
+        problems = [f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors()]
+        raise ValidationError({"channel_tools": problems}) from None
     unanswerable = sorted(set(config.tools) & UNANSWERABLE.get(platform, set()))
     if unanswerable:
         raise ValidationError(
@@ -485,8 +488,6 @@ def _link(message, binding, inbound, client) -> ChannelMessage:
 def _continue_parked(message, parked: Run, thread, user, inbound, client) -> ChannelMessage:
     """A message in a thread whose run is parked: the answer to its question (from the person
     asked), or a reminder that its approval is decided in the queue — never by the thread."""
-    from apps.notifications.links import approvals_queue_link
-
     if parked.status == RunStatus.AWAITING_APPROVAL:
         sentence = (
             "The agent's last run here is waiting for a person to approve a call, which a chat "
