@@ -106,6 +106,7 @@ class Relay(threading.Thread):
         self.interval = edit_interval(client.platform)
         self.result = RelayResult()
         self._stopping = threading.Event()
+        self._posted_at = 0.0
         self._redis = redis.Redis.from_url(settings.REDIS_URL)
 
     # --- the caller's side ---------------------------------------------------------------
@@ -114,6 +115,7 @@ class Relay(threading.Thread):
         """Post the placeholder (on the caller's thread, so a refused post is seen there), then
         follow the stream."""
         self.result.reply_ids.append(self.client.post(self.target, PLACEHOLDER))
+        self._posted_at = time.monotonic()
         self.start()
 
     def close(self) -> RelayResult:
@@ -134,7 +136,8 @@ class Relay(threading.Thread):
 
     def _follow(self) -> None:
         last = f"{self.after_seq}-0"
-        text, shown, last_edit = "", PLACEHOLDER, 0.0
+        # The placeholder was a write too: the platform's interval counts from it.
+        text, shown, last_edit = "", PLACEHOLDER, self._posted_at
         approvals: list[dict] = []
         questions: list[dict] = []
         finished: dict | None = None

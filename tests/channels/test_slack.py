@@ -181,7 +181,8 @@ def test_a_followup_in_the_thread_continues_its_conversation(
 def test_edits_wait_for_the_platforms_interval(
     binding, slack, settings, eager_celery, django_capture_on_commit_callbacks
 ):
-    # A long interval: the text streams, but the only edit is the final one.
+    # A long interval (counted from the placeholder's post): the text streams, but the only
+    # edit is the final one.
     settings.CHANNEL_EDIT_INTERVAL_SECONDS = {"slack": 3600}
     with django_capture_on_commit_callbacks(execute=True):
         post_slack(binding, slack_event("<@U0BOT> " + "tell me a long story " * 20))
