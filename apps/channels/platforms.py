@@ -365,6 +365,10 @@ class TelegramClient(_Client):
         me = self.call("getMe") or {}
         return f"Connected to Telegram as @{me.get('username', '?')}."
 
+    def set_webhook(self, url: str, secret_token: str) -> None:
+        # Only messages: an edit, a reaction or a join is nothing the bot answers.
+        self.call("setWebhook", url=url, secret_token=secret_token, allowed_updates=["message"])
+
     def post(self, target: dict, text: str) -> str:
         arguments: dict[str, Any] = {"chat_id": target["chat_id"], "text": text}
         if target.get("reply_to"):

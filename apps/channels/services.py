@@ -35,7 +35,7 @@ from apps.runs.runner import execute_run
 from apps.vault.models import Secret, SecretPurpose
 
 from . import limits
-from .bots import BotUnavailable, client_of
+from .bots import BotUnavailable, client_of, verification_secret
 from .choices import SANDBOX_SCOPES, MessageOutcome, Platform, UnlinkedSenders
 from .models import AccountLink, Binding, ChannelMessage, ChatThread, LinkRequest
 from .platforms import Inbound, PlatformError, ServerRefused, check_server_url
@@ -223,6 +223,36 @@ def binding_test(*, actor, binding: Binding) -> tuple[bool, str]:
         return True, client_of(binding).check()
     except (BotUnavailable, PlatformError) as exc:
         return False, getattr(exc, "sentence", str(exc))
+
+
+def binding_register_webhook(*, actor, binding: Binding) -> tuple[bool, str]:
+    """Telegram only: hand Telegram the webhook URL and the binding's secret token
+    (``setWebhook``), which is what makes its calls carry the token this deployment checks.
+    Slack and Mattermost are pointed at the URL in their own settings."""
+    _require_publish(actor, binding.agent)
+    if binding.platform != Platform.TELEGRAM:
+        raise ValidationError(
+            {
+                "platform": "only a Telegram webhook is registered from here; paste the URL into "
+                f"{Platform(binding.platform).label}'s settings"
+            }
+        )
+    secret = verification_secret(binding)
+    if not secret:
+        return False, "The binding's secret token cannot be read, so nothing was registered."
+    try:
+        client_of(binding).set_webhook(webhook_url(binding), secret)
+    except (BotUnavailable, PlatformError) as exc:
+        return False, getattr(exc, "sentence", str(exc))
+    with transaction.atomic():
+        record_audit(
+            actor=actor,
+            organization=binding.organization,
+            action="channel.binding.register_webhook",
+            subject=binding,
+            details={"url": webhook_url(binding)},
+        )
+    return True, f"Telegram now sends this bot's messages to {webhook_url(binding)}."
 
 
 def webhook_path(binding: Binding) -> str:

@@ -231,8 +231,9 @@ def binding_action(request, agent_id, binding_id, verb):
             services.binding_disable(actor=request.user, binding=binding)
         elif verb == "enable":
             services.binding_enable(actor=request.user, binding=binding)
-        elif verb == "test":
-            worked, said = services.binding_test(actor=request.user, binding=binding)
+        elif verb in ("test", "register-webhook"):
+            ask = services.binding_test if verb == "test" else services.binding_register_webhook
+            worked, said = ask(actor=request.user, binding=binding)
             request.session["channel_test_result"] = {
                 "binding_id": binding.pk,
                 "ok": worked,

@@ -229,3 +229,38 @@ def test_a_second_agent_cannot_reach_the_first_ones_bindings_through_the_list_fi
     listed = client_for(builder, org).get(f"/api/v1/channels/bindings/?agent_id={other.pk}").json()
     assert listed["count"] == 0
     assert client_for(builder, org).get("/api/v1/channels/bindings/?agent_id=x").status_code == 422
+
+
+@pytest.mark.django_db
+def test_a_telegram_webhook_is_registered_with_its_url_and_secret_token(
+    org, builder, member, agent, client_for, fake, settings
+):
+    settings.AGENTICOS_PUBLIC_URL = "https://agents.acme.test"
+    telegram = fake("telegram")
+    binding = make_binding(org, builder, agent, "telegram")
+    path = f"/api/v1/channels/bindings/{binding.pk}/register-webhook/"
+    assert client_for(member, org).post(path).status_code == 403
+    answer = client_for(builder, org).post(path).json()
+    assert answer["ok"] is True
+    call = telegram.called("setWebhook")[0]
+    assert call.body == {
+        "url": f"https://agents.acme.test/channels/telegram/{binding.pk}/webhook/",
+        "secret_token": "telegram-secret-token",
+        "allowed_updates": ["message"],
+    }
+    assert AuditEntry.objects.filter(action="channel.binding.register_webhook").exists()
+    telegram.answers["setWebhook"] = {"ok": False, "description": "bad webhook: HTTPS required"}
+    answer = client_for(builder, org).post(path).json()
+    assert answer == {
+        "ok": False,
+        "detail": "Telegram refused setWebhook: bad webhook: HTTPS required",
+    }
+
+
+@pytest.mark.django_db
+def test_only_telegram_registers_its_webhook_from_here(org, builder, agent, client_for):
+    binding = make_binding(org, builder, agent, "slack")
+    response = client_for(builder, org).post(
+        f"/api/v1/channels/bindings/{binding.pk}/register-webhook/"
+    )
+    assert response.status_code == 422 and "platform" in response.json()

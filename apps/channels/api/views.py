@@ -25,7 +25,8 @@ class BindingViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     agent's instructions, `channel_tools` (`{"tools", "default_limit"}`), `unlinked_senders`
     (`run` | `require_link`) and `sender_limit_per_minute`. The answer carries `webhook_url`, the
     address to give the platform. `GET` lists the bindings of the agents you can see (`agent_id`
-    narrows); `{id}/disable/`, `{id}/enable/`, `{id}/test/` (asks the platform who the bot is)."""
+    narrows); `{id}/disable/`, `{id}/enable/`, `{id}/test/` (asks the platform who the bot is),
+    `{id}/register-webhook/` (Telegram: `setWebhook` with the URL and the secret token)."""
 
     lookup_value_regex = ID_PATH_PATTERN
     serializer_class = BindingSerializer
@@ -84,4 +85,12 @@ class BindingViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     @action(detail=True, methods=["post"])
     def test(self, request, pk=None):
         worked, said = services.binding_test(actor=request.user, binding=self.get_object())
+        return Response({"ok": worked, "detail": said})
+
+    @extend_schema(request=None, responses={200: BindingTestSerializer})
+    @action(detail=True, methods=["post"], url_path="register-webhook")
+    def register_webhook(self, request, pk=None):
+        worked, said = services.binding_register_webhook(
+            actor=request.user, binding=self.get_object()
+        )
         return Response({"ok": worked, "detail": said})
