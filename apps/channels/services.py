@@ -572,6 +572,10 @@ def message_drive(message: ChannelMessage) -> str | None:
     if message.outcome != MessageOutcome.RUN or message.run_id is None:
         return None
     run = Run.objects.get(pk=message.run_id)
+    if run.status != RunStatus.QUEUED:
+        # A redelivered task (its worker died): the run was already claimed, and the stale-run
+        # sweep ends it if nobody holds it; the thread is not told twice.
+        return run.status
     with segment_observed(run):
         return execute_run(run.pk)
 

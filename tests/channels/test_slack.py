@@ -211,3 +211,17 @@ def test_a_failed_run_says_so_in_the_thread(
     texts = slack.texts()
     assert texts[-1].startswith("The run stopped:")
     assert run.error in texts[-1]
+
+
+@pytest.mark.django_db
+def test_a_redelivered_task_does_not_run_or_post_again(
+    binding, slack, eager_celery, django_capture_on_commit_callbacks
+):
+    from apps.channels.tasks import handle_message
+
+    with django_capture_on_commit_callbacks(execute=True):
+        post_slack(binding, slack_event("<@U0BOT> hello"))
+    calls = len(slack.calls)
+    message = ChannelMessage.objects.get()
+    assert handle_message(message.pk) == "run"  # what a redelivery after the run would do
+    assert len(slack.calls) == calls and Run.objects.count() == 1
