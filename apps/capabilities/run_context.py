@@ -78,6 +78,9 @@ class RunResources:
     # media: the binding's threshold_bytes, when the agent binds it: the parts of the stored
     # transcript this large go to storage (apps/runs/media.py). None keeps them inline.
     media_threshold_bytes: int | None = None
+    # channel_tools: the channel the message arrived in, bound to the bot's own token
+    # (``apps.channels.assembly``); None outside a channel, and then nothing attaches.
+    channel: Any = None
 
 
 @dataclass(frozen=True)

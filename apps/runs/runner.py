@@ -107,6 +107,7 @@ from .events import (
     ToolCallFrame,
     ToolResultFrame,
 )
+from .exposures import exposure_for_run
 from .gauge import context_gauge
 from .modelbuilder import ModelHandle, ModelUnavailable, build_model, model_profile_for
 from .models import Conversation, Run
@@ -392,11 +393,18 @@ def assemble(run: Run, *, resume: bool = False) -> Assembly:
         raise RunNotRunnable(exc.sentence) from exc
 
     bindings = spec.enabled_bindings()
+    # A chat binding's run: its prompt, and the capabilities granted on the binding row
+    # (channel_tools is never in a spec) — apps/runs/exposures.py.
+    exposure = exposure_for_run(run)
+    if exposure is not None:
+        bindings = [*bindings, *exposure.bindings]
     native_refusals = contributions.run_native_refusals(bindings, handle.model)
     if native_refusals:
         raise RunNotRunnable(" ".join(native_refusals)[:480])
     resources = resolve_resources(run, spec, {b.id for b in bindings}, resume=resume)
     resources.model_context_window = handle.context_window
+    if exposure is not None:
+        resources.channel = exposure.channel
     runtime = _resolve_delegation(run, spec, bindings, handle, approval_gate, resources, resume)
     toolsets = []
     unbuilt: list[str] = []
@@ -428,6 +436,7 @@ def assemble(run: Run, *, resume: bool = False) -> Assembly:
             your_setup_section(spec),
             *contributions.run_instructions(bindings, resources),
             resources.delegation.scope.instructions() if resources.delegation else None,
+            exposure.instructions if exposure is not None else None,
         )
         if text
     ]

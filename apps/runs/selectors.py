@@ -105,9 +105,12 @@ def run_history(user, organization, filters: RunHistoryFilters) -> QuerySet[Run]
     if filters.rated is not None:
         # Runs in which someone rated a message the run produced (message_ratings).
         runs = runs.filter(Exists(_ratings_of_run().filter(thumb=filters.rated)))
-    if filters.environment_id is not None or filters.exposure_id is not None:
-        # No run records an environment or an exposure (those features are not built): the
-        # honest answer to these filters is no rows.
+    if filters.exposure_id is not None:
+        # The chat binding that admitted the run (apps.channels).
+        runs = runs.filter(exposure_id=filters.exposure_id)
+    if filters.environment_id is not None:
+        # No run records an environment (that feature is not built): the honest answer to this
+        # filter is no rows.
         runs = runs.none()
     return runs.annotate(down_rated=Exists(_ratings_of_run().filter(thumb="down"))).order_by(
         *_history_order(filters)

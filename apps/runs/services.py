@@ -70,6 +70,7 @@ def run_create(
     parent_run: Run | None = None,
     approval_mode: str = "follow",
     enqueue: bool = True,
+    exposure_id: int | None = None,
 ) -> Run:
     """Create a run ``queued`` against the agent's published version; enqueue it on commit.
 
@@ -77,6 +78,7 @@ def run_create(
     it and refuses the turn with a sentence when the session may not have it (apps.approvals.gate).
     ``enqueue=False`` leaves the run for its caller to drive (a trigger's fire drives its run
     itself, so the fire can report how the run's recording went: apps/triggers).
+    ``exposure_id`` is the chat binding that admitted the run (apps.channels).
     """
     if agent.organization_id != organization.pk:
         raise ValidationError({"agent_id": "no such agent"})
@@ -116,6 +118,7 @@ def run_create(
         input=input,
         status=RunStatus.QUEUED,
         approval_mode=approval_mode,
+        exposure_id=exposure_id,
     )
     Message.objects.create(conversation=conversation, run=run, role=MessageRole.USER, content=input)
     Conversation.objects.filter(pk=conversation.pk).update(updated_at=timezone.now())

@@ -244,6 +244,8 @@ BUILT = {
     "subagents",
     # issue 17: its tool comes with pydantic-ai-skills' capability (apps/capabilities/tools/skills.py)
     "skills",
+    # issue 23: granted per chat binding, built in apps/capabilities/tools/channel_tools.py
+    "channel_tools",
 }
 
 

@@ -20,6 +20,7 @@ BUILDERS_REGISTERED = False
 
 def builders() -> dict:
     from .calculations import build_code_execution_toolset
+    from .channel_tools import build_channel_tools_toolset
     from .charts import build_charts_toolset
     from .clock import build_clock_toolset
     from .compaction import build_compaction_toolset
@@ -62,6 +63,8 @@ def builders() -> dict:
         "tool_search": build_tool_search_toolset,
         # No toolset of its own: the skills and read_skill_resource come with its capability.
         "skills": build_skills_toolset,
+        # Granted per chat binding (apps.channels), never in a spec; nothing outside a channel.
+        "channel_tools": build_channel_tools_toolset,
     }
 
 
