@@ -1672,7 +1672,9 @@ def open_late_rows(run_id: int, runtime: DelegationRuntime) -> dict[int, str]:
     now = timezone.now()
     opened: dict[int, str] = {}
     waiting = {
-        task_id: live for task_id, live in list(runtime.live.items()) if live.delegate.published
+        task_id: live
+        for task_id, live in list(runtime.live.items())
+        if live.delegate.published and live.delegate.agent_version_id is not None
     }
     progress = True
     while waiting and progress:
@@ -1689,7 +1691,7 @@ def open_late_rows(run_id: int, runtime: DelegationRuntime) -> dict[int, str]:
             row = Run.objects.create(
                 organization_id=run.organization_id,
                 agent_id=delegate.agent_id,
-                agent_version_id=delegate.agent_version_id,
+                agent_version_id=cast(int, delegate.agent_version_id),
                 user_id=run.user_id,
                 surface=run.surface,
                 parent_run=parent,
@@ -1747,7 +1749,9 @@ def book_late(run_id: int, runtime: DelegationRuntime) -> list:
                     role=MessageRole.ASSISTANT,
                     content=LATE_NOTICE.format(**late)[:20000],
                     # The whole late spend rides on the first notice of the batch.
-                    cost_usd=_assistant_turn_cost(run, run.cost_usd) if index == 0 else Decimal("0"),
+                    cost_usd=_assistant_turn_cost(run, run.cost_usd)
+                    if index == 0
+                    else Decimal("0"),
                     cost_is_partial=run.cost_is_partial,
                     run_status=run.status,
                 )

@@ -91,7 +91,9 @@ def test_a_background_delegation_settles_after_the_answer_with_its_own_cost(
     # still add up to the run.
     turns = Message.objects.filter(run=run, role="assistant").order_by("created_at")
     answer, notice = list(turns)
-    assert child.subagent_task_id in notice.content and "settled after this answer" in notice.content
+    assert (
+        child.subagent_task_id in notice.content and "settled after this answer" in notice.content
+    )
     assert answer.cost_usd + notice.cost_usd == run.cost_usd
     assert notice.cost_usd == child.cost_usd
     # Its frames follow the run's terminal frame on the run's stream.
@@ -278,7 +280,9 @@ def test_on_a_worker_the_answer_is_booked_while_its_background_delegation_still_
     assert child.ended_at > run.ended_at and child.request_count == 3
     assert child.cost_usd == total(entries(run, billed_delegation=child.subagent_task_id)) > 0
     # The late spend lands on the parent row, exactly: not absorbed into or from the delegate.
-    assert run.cost_usd == answered.cost_usd + child.cost_usd == Ledger.objects.get(run=run).cost_usd
+    assert (
+        run.cost_usd == answered.cost_usd + child.cost_usd == Ledger.objects.get(run=run).cost_usd
+    )
     notice = Message.objects.filter(run=run, role="assistant").order_by("created_at").last()
     assert notice.cost_usd == child.cost_usd and child.subagent_task_id in notice.content
 
@@ -292,7 +296,10 @@ def test_cancelling_the_answered_run_cancels_its_background_delegation(org, memb
         parent = delegating(org, helper, config={"mode": "async"})
         with serving_worker(runs_per_worker=5) as worker:
             run = run_create(
-                actor=member, organization=org, agent=parent, input=task_call("/tools 20 read_plan", "researcher")
+                actor=member,
+                organization=org,
+                agent=parent,
+                input=task_call("/tools 20 read_plan", "researcher"),
             )
             running = wait_for(
                 lambda: Run.objects.filter(parent_run=run, status="running").first(),
@@ -325,7 +332,10 @@ def test_a_dead_workers_outliving_delegation_is_ended_by_the_lease_sweep(org, me
         parent = delegating(org, helper, config={"mode": "async"})
         with serving_worker(runs_per_worker=5, env={"RUN_LEASE_SECONDS": "3"}) as worker:
             run = run_create(
-                actor=member, organization=org, agent=parent, input=task_call("/tools 40 read_plan", "researcher")
+                actor=member,
+                organization=org,
+                agent=parent,
+                input=task_call("/tools 40 read_plan", "researcher"),
             )
             running = wait_for(
                 lambda: Run.objects.filter(parent_run=run, status="running").first(),
