@@ -298,6 +298,8 @@ class LiveDelegation:
     description: str
     # The task id of the nearest published ancestor ("" = the run's row).
     billed_to: str
+    # The library's handle: when the delegate really started.
+    handle: Any = None
 
 
 def _mode_for(pin_mode: str | None, binding_mode: str) -> str:
@@ -1244,7 +1246,11 @@ class DelegationTools:
         # create_task stamps the handle when the task is created; the span starts when it runs.
         handle.started_at = None
         runtime.live[task_id] = LiveDelegation(
-            task=task, delegate=delegate, description=description, billed_to=self.level.billed
+            task=task,
+            delegate=delegate,
+            description=description,
+            billed_to=self.level.billed,
+            handle=handle,
         )
         # However the task ends — even cancelled before its first step, when its own code never
         # runs — its end is booked.
@@ -1701,7 +1707,7 @@ def open_late_rows(run_id: int, runtime: DelegationRuntime) -> dict[int, str]:
                 model_label=delegate.handle.label,
                 model_provider=delegate.handle.provider,
                 model_name=delegate.handle.model_name,
-                started_at=now,
+                started_at=getattr(live.handle, "started_at", None) or now,
                 last_transition_at=now,
                 lease_expires_at=now + dt.timedelta(seconds=settings.RUN_LEASE_SECONDS),
             )
