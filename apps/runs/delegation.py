@@ -1665,6 +1665,13 @@ async def outlive(runtime: DelegationRuntime, *, host, run_id: int, send) -> Non
             await host.unfollow(followed)
     if runtime.records or runtime.late:
         send(*await host.blocking(book_late, run_id, runtime))
+    await host.blocking(_release_late, run_id)
+
+
+def _release_late(run_id: int) -> None:
+    from .models import Run
+
+    Run.objects.filter(pk=run_id).update(lease_expires_at=None)
 
 
 def open_late_rows(run_id: int, runtime: DelegationRuntime) -> dict[int, str]:
@@ -1676,6 +1683,10 @@ def open_late_rows(run_id: int, runtime: DelegationRuntime) -> dict[int, str]:
     run = Run.objects.get(pk=run_id)
     rows = _delegated_rows(run)
     now = timezone.now()
+    lease = now + dt.timedelta(seconds=settings.RUN_LEASE_SECONDS)
+    # The finished run holds a lease while its delegations outlive it (the watcher renews it):
+    # a cancel asked of it then cancels them — an inline specialist's too, which has no row.
+    Run.objects.filter(pk=run_id).update(lease_expires_at=lease)
     opened: dict[int, str] = {}
     waiting = {
         task_id: live
@@ -1709,7 +1720,7 @@ def open_late_rows(run_id: int, runtime: DelegationRuntime) -> dict[int, str]:
                 model_name=delegate.handle.model_name,
                 started_at=getattr(live.handle, "started_at", None) or now,
                 last_transition_at=now,
-                lease_expires_at=now + dt.timedelta(seconds=settings.RUN_LEASE_SECONDS),
+                lease_expires_at=lease,
             )
             rows[task_id] = row
             opened[row.pk] = task_id

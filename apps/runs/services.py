@@ -159,7 +159,9 @@ _CANCELS_REQUESTED = Statement(
 _LEASES_RENEW = Statement(
     "runs_lease_renew",
     f'UPDATE "{Run._meta.db_table}" SET lease_expires_at = now() + make_interval(secs => %(seconds)s) '
-    "WHERE id = ANY(%(runs)s) AND status = 'running'",
+    # A finished run holds a lease only while background delegations outlive its answer
+    # (apps/runs/delegation.py ``outlive``): renewed like a running one's until they settle.
+    "WHERE id = ANY(%(runs)s) AND (status = 'running' OR lease_expires_at IS NOT NULL)",
 )
 
 
@@ -263,15 +265,17 @@ ABANDONED_CANCELLED_SENTENCE = "The run was cancelled while this delegation was 
 
 def _cancel_outliving(run: Run, now: dt.datetime) -> bool:
     """Flag a finished run's delegations still running in the background, and the run itself
-    (what its worker's watcher looks at for those that have no row). Whether there were any."""
+    (what its worker's watcher looks at for those that have no row, an inline specialist's: a
+    finished run keeps a live lease exactly while they run). Whether there were any."""
     flagged = Run.objects.filter(
         parent_run=run, status=RunStatus.RUNNING, cancel_requested_at__isnull=True
     ).update(cancel_requested_at=now)
-    if flagged:
+    holding = run.lease_expires_at is not None and run.lease_expires_at > now
+    if flagged or holding:
         Run.objects.filter(pk=run.pk, cancel_requested_at__isnull=True).update(
             cancel_requested_at=now
         )
-    return bool(flagged)
+    return bool(flagged or holding)
 
 
 def _book_abandoned_delegations(run_id: int, paused_state, sentence: str) -> None:

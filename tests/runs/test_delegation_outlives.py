@@ -324,6 +324,62 @@ def test_cancelling_the_answered_run_cancels_its_background_delegation(org, memb
 
 
 @pytest.mark.django_db(transaction=True)
+def test_cancelling_the_answered_run_cancels_an_inline_specialist_still_running(org, member):
+    # An inline specialist has no row; the finished run holds a lease while it outlives the
+    # answer, which is what a cancel of the run finds.
+    from tests.runs.worker import serving_worker
+
+    with FakeOpenAI(latency=1.0) as server:
+        profile = compatible_profile(org, base_url=server.base_url, model_name="gpt-4o-mini")
+        specialist = {
+            "name": "researcher",
+            "description": "Looks things up.",
+            "instructions": "You look things up.",
+            "model_profile_id": str(profile.pk),
+        }
+        parent = delegating(
+            org,
+            config={"mode": "async", "inline": [specialist], "share_with_delegates": ["planning"]},
+            capabilities=[{"id": "planning"}],
+        )
+        with serving_worker(runs_per_worker=5) as worker:
+            run = run_create(
+                actor=member,
+                organization=org,
+                agent=parent,
+                input=task_call("/tools 20 read_plan", "researcher"),
+            )
+            holding = wait_for(
+                lambda: Run.objects.filter(
+                    pk=run.pk, status="completed", lease_expires_at__isnull=False
+                ).first(),
+                timeout=30,
+                what=f"the run did not answer while its specialist ran: {worker.log[-3000:]}",
+            )
+            wait_for(
+                lambda: entries(run).exclude(delegation="").count() >= 1,
+                timeout=20,
+                what="the specialist made no request",
+            )
+
+            services.run_cancel(actor=member, run=holding)
+
+            wait_for(
+                lambda: Run.objects.filter(pk=run.pk, lease_expires_at__isnull=True).exists(),
+                timeout=15,
+                what=f"the specialist was not stopped: {worker.log[-3000:]}",
+            )
+
+    run.refresh_from_db()
+    assert run.status == "completed" and not Run.objects.filter(parent_run=run).exists()
+    closing = [f for f in frames_after(run.pk) if f["type"] == "subagent_finished"]
+    assert [f["status"] for f in closing] == ["cancelled"]
+    assert entries(run).exclude(delegation="").count() < 21
+    # Its spend stays where it was booked; the run row carries the whole ledger.
+    assert run.cost_usd == Ledger.objects.get(run=run).cost_usd == total(entries(run))
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_dead_workers_outliving_delegation_is_ended_by_the_lease_sweep(org, member):
     from tests.runs.worker import serving_worker
 
