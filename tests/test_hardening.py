@@ -306,3 +306,18 @@ def test_a_real_client_receives_the_close_code_the_docs_promise(
         with pytest.raises(ConnectionClosed):
             ws.recv(timeout=10)
         assert ws.close_code == code
+
+
+@pytest.mark.parametrize("raw", [2**63, "9" * 30, -1, 0, "①", None])
+def test_selectors_given_an_id_past_bigint_find_nothing_instead_of_failing(org, owner, raw):
+    """A path id the database cannot hold is "not found" (the caller's 404), not PostgreSQL's
+    "bigint out of range" as a 500."""
+    from apps.agents.selectors import agent_for
+    from apps.knowledge.selectors import collection_for
+    from apps.memory.selectors import context_file_for
+    from apps.orgs.selectors import organization_for_user
+
+    assert agent_for(owner, org, raw) is None
+    assert collection_for(owner, org, raw) is None
+    assert context_file_for(org, raw) is None
+    assert organization_for_user(owner, raw) is None

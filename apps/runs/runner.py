@@ -935,6 +935,8 @@ async def execute_run_async(
         # Background delegations still running outlive the answer: settled and booked here.
         await delegation.outlive(prepared.delegation, host=host, run_id=run_id, send=frames.send)
     await asyncio.to_thread(frames.close)
+    if prepared is not None:
+        await prepared.model.aclose()
     if failure is not None and not isinstance(failure, Exception):
         raise failure  # KeyboardInterrupt / SystemExit / cancellation: booked above, then stop
     return finished.status
