@@ -1668,6 +1668,31 @@ async def outlive(runtime: DelegationRuntime, *, host, run_id: int, send) -> Non
     await host.blocking(_release_late, run_id)
 
 
+async def aclose_models(at: DelegationScopeAt | None, *, keep: ModelHandle) -> None:
+    """Close the provider clients the run's delegates were built with (each resolved handle has its
+    own connection pool, like the run's), once nothing of the run can still use them — after the
+    background delegations settled. ``keep`` is the run's own handle, closed by the runner."""
+    if at is None:
+        return
+    handles: dict[int, ModelHandle] = {}
+
+    def collect(scope: DelegationScope) -> None:
+        for delegate in scope.delegates.values():
+            handles[id(delegate.handle)] = delegate.handle
+            if delegate.scope is not None:
+                collect(delegate.scope)
+        for handle in scope.dynamic_models.values():
+            handles[id(handle)] = handle
+
+    collect(at.scope)
+    handles.pop(id(keep), None)
+    for handle in handles.values():
+        try:
+            await handle.aclose()
+        except Exception:  # a client that fails to close must not hide the run's own outcome
+            logger.warning("closing a delegate's model client failed", exc_info=True)
+
+
 def _release_late(run_id: int) -> None:
     from .models import Run
 

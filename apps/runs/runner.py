@@ -937,6 +937,7 @@ async def execute_run_async(
     await asyncio.to_thread(frames.close)
     if prepared is not None:
         await prepared.model.aclose()
+        await delegation.aclose_models(prepared.resources.delegation, keep=prepared.model)
     if failure is not None and not isinstance(failure, Exception):
         raise failure  # KeyboardInterrupt / SystemExit / cancellation: booked above, then stop
     return finished.status

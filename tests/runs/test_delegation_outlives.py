@@ -150,6 +150,32 @@ def test_the_next_turn_and_the_chat_see_a_result_that_settled_after_the_answer(
     assert [d.pk for d in turn["delegations"]] == [child.pk]
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_delegates_own_http_client_is_closed_once_its_background_delegation_settled(
+    org, member, allow_local_model_requests, monkeypatch
+):
+    from apps.runs import delegation
+    from apps.runs.modelbuilder import build_model
+
+    handles = []
+
+    def recording_build_model(profile):
+        handle = build_model(profile)
+        handles.append(handle)
+        return handle
+
+    monkeypatch.setattr(delegation, "build_model", recording_build_model)
+    with FakeOpenAI(latency=0.2) as server:
+        helper = slow_helper(org, server)
+        parent = delegating(org, helper, config={"mode": "async"})
+        run = run_of(member, org, parent, task_call(SLOW, "researcher"))
+
+    child = Run.objects.get(parent_run=run)
+    assert child.status == "completed" and child.ended_at > run.ended_at  # it outlived the answer
+    clients = [h.own_client for h in handles if h.own_client is not None]
+    assert len(clients) == 1 and clients[0].is_closed()
+
+
 @pytest.mark.django_db
 def test_a_delegate_cancelled_before_it_started_is_a_zero_length_span_at_its_end(org, member):
     from asgiref.sync import async_to_sync
