@@ -221,10 +221,13 @@ def _history_of(run: Run, *, resume: bool) -> list[ModelMessage]:
         .exclude(pk=run.pk)
         .exclude(transcript=[])
         .order_by("-created_at")
-        .values_list("transcript", flat=True)
+        .values_list("transcript", "created_at")
         .first()
     )
-    return restored(previous)
+    transcript, since = previous or (None, None)
+    # What background delegations settled after an answer that transcript already holds.
+    late = delegation.late_notices(run.conversation_id, since=since)
+    return restored(transcript) + late
 
 
 def run_audience(run: Run) -> RunAudience:
@@ -658,9 +661,10 @@ async def drive(
         state.blocked_edge = exc.edge
         raise
     finally:
-        if prepared.delegation is not None:
-            # A background delegation still running when the run stops is cancelled (and booked
-            # with what it spent): nothing would be left to collect its answer.
+        if prepared.delegation is not None and (state.output is None or state.deferred is not None):
+            # A background delegation still running when the run stops without answering is
+            # cancelled (and booked with what it spent); after an answer it outlives the run
+            # (delegation.outlive, from execute_run_async).
             await delegation.stop_background(prepared.delegation)
         if watched_here and host is not None:
             # A look already sent is read to its end (loopdb) before the session is used again.
@@ -964,9 +968,13 @@ async def execute_run_async(
             error=finished.error,
         ),
     )
+    if prepared is not None and prepared.delegation is not None:
+        # Background delegations still running outlive the answer: settled and booked here.
+        await delegation.outlive(prepared.delegation, host=host, run_id=run_id, send=frames.send)
     await asyncio.to_thread(frames.close)
     if prepared is not None:
         await prepared.model.aclose()
+        await delegation.aclose_models(prepared.resources.delegation, keep=prepared.model)
     if failure is not None and not isinstance(failure, Exception):
         raise failure  # KeyboardInterrupt / SystemExit / cancellation: booked above, then stop
     return finished.status

@@ -25,7 +25,7 @@ from apps.orgs.permissions import AGENTS_RUN, RUNS_VIEW, SETTINGS_MANAGE, has_or
 from apps.spend.models import Ledger
 from apps.spend.services import budget_counters_reconcile, month_of
 
-from . import queue, states
+from . import delegation, queue, states
 from .choices import (
     LIVE_STATUSES,
     PARKED_STATUSES,
@@ -163,7 +163,9 @@ _CANCELS_REQUESTED = Statement(
 _LEASES_RENEW = Statement(
     "runs_lease_renew",
     f'UPDATE "{Run._meta.db_table}" SET lease_expires_at = now() + make_interval(secs => %(seconds)s) '
-    "WHERE id = ANY(%(runs)s) AND status = 'running'",
+    # A finished run holds a lease only while background delegations outlive its answer
+    # (apps/runs/delegation.py ``outlive``): renewed like a running one's until they settle.
+    "WHERE id = ANY(%(runs)s) AND (status = 'running' OR lease_expires_at IS NOT NULL)",
 )
 
 
@@ -232,11 +234,16 @@ def run_cancel(*, actor, run: Run) -> Run:
         elif not flagged:
             current = Run.objects.get(pk=run.pk)
             if current.status in TERMINAL_STATUSES:
-                raise ValidationError({"status": f"the run is already {current.status}"})
-            return current  # a cancel already on its way: asking twice changes nothing
+                # A run that answered may still have background delegations running (they
+                # outlive the answer): cancelling it cancels them (its worker's watcher).
+                if not _cancel_outliving(current, now):
+                    raise ValidationError({"status": f"the run is already {current.status}"})
+            else:
+                return current  # a cancel already on its way: asking twice changes nothing
         else:
             # A parked run has no worker to notice: it ends here.
-            states.claim(
+            parked = Run.objects.filter(pk=run.pk).values_list("paused_state", flat=True).first()
+            if states.claim(
                 run.pk,
                 from_statuses=PARKED_STATUSES,
                 to_status=RunStatus.CANCELLED,
@@ -244,7 +251,8 @@ def run_cancel(*, actor, run: Run) -> Run:
                 error="The run was cancelled.",
                 ended_at=now,
                 last_transition_at=now,
-            )
+            ):
+                _book_abandoned_delegations(run.pk, parked, ABANDONED_CANCELLED_SENTENCE)
     record_audit(
         actor=actor,
         organization=run.organization,
@@ -259,6 +267,35 @@ def run_cancel(*, actor, run: Run) -> Run:
 def _skipped_notice(payload) -> dict:
     keys = ("strategy", "overhead_tokens", "trigger_tokens", "window_tokens")
     return {key: payload[key] for key in keys if key in payload}
+
+
+ABANDONED_CANCELLED_SENTENCE = "The run was cancelled while this delegation was parked."
+
+
+def _cancel_outliving(run: Run, now: dt.datetime) -> bool:
+    """Flag a finished run's delegations still running in the background, and the run itself
+    (what its worker's watcher looks at for those that have no row, an inline specialist's: a
+    finished run keeps a live lease exactly while they run). Whether there were any."""
+    flagged = Run.objects.filter(
+        parent_run=run, status=RunStatus.RUNNING, cancel_requested_at__isnull=True
+    ).update(cancel_requested_at=now)
+    holding = run.lease_expires_at is not None and run.lease_expires_at > now
+    if flagged or holding:
+        Run.objects.filter(pk=run.pk, cancel_requested_at__isnull=True).update(
+            cancel_requested_at=now
+        )
+    return bool(flagged or holding)
+
+
+def _book_abandoned_delegations(run_id: int, paused_state, sentence: str) -> None:
+    """A parked run ended without continuing: its parked delegations get their rows."""
+    if not paused_state or not (
+        paused_state.get("delegates") or paused_state.get("delegation_rows")
+    ):
+        return
+    run = Run.objects.get(pk=run_id)
+    run.paused_state = paused_state
+    delegation.book_abandoned(run, sentence=sentence)
 
 
 def _assistant_turn_cost(run: Run, run_cost: Decimal) -> Decimal:
@@ -438,6 +475,10 @@ def _end_orphan(
         "last_transition_at": now,
         "lease_expires_at": None,
     }
+    if ledger is None:
+        # A delegation that outlived its run's answer books into that run's ledger: its row
+        # keeps its own entries, and the run's row is brought up to its whole ledger.
+        fields.update(_outlived_totals(run_id))
     if ledger is not None and ledger.request_count:
         fields.update(
             cost_usd=ledger.cost_usd,
@@ -454,6 +495,40 @@ def _end_orphan(
     return states.claim(
         run_id, from_statuses=[from_status], to_status=status, where=where, **fields
     )
+
+
+def _outlived_totals(run_id: int) -> dict:
+    row = (
+        Run.objects.filter(pk=run_id, parent_run__isnull=False)
+        .exclude(subagent_task_id="")
+        .values("subagent_task_id", "parent_run_id", "parent_run__parent_run_id")
+        .first()
+    )
+    if row is None:
+        return {}
+    top = Run.objects.get(pk=row["parent_run_id"])
+    while top.parent_run_id is not None:
+        top = Run.objects.get(pk=top.parent_run_id)
+    ledger = Ledger.objects.filter(run_id=top.pk).first()
+    if ledger is None:
+        return {}
+    Run.objects.filter(pk=top.pk).update(
+        cost_usd=ledger.cost_usd,
+        cost_is_partial=ledger.cost_is_partial,
+        input_tokens=ledger.input_tokens,
+        output_tokens=ledger.output_tokens,
+        request_count=ledger.request_count,
+    )
+    totals = delegation._delegated_totals(top, row["subagent_task_id"])
+    if not totals["requests"]:
+        return {}
+    return {
+        "cost_usd": totals["cost"] or Decimal("0"),
+        "cost_is_partial": True,
+        "input_tokens": totals["input"] or 0,
+        "output_tokens": totals["output"] or 0,
+        "request_count": totals["requests"],
+    }
 
 
 def _reconcile_counters(organization_ids: set[int], now: dt.datetime) -> None:
@@ -526,6 +601,7 @@ def run_expire_parked(
 ) -> bool:
     """End a parked run ``cancelled`` without continuing it: no model request, its spend kept.
     A run that expired waiting on an approval is audited (no actor: the platform on a schedule)."""
+    parked = Run.objects.filter(pk=run_id).values_list("paused_state", flat=True).first()
     ended = states.claim(
         run_id,
         from_statuses=[_PARKED_ON[waiting_for]],
@@ -535,6 +611,9 @@ def run_expire_parked(
         ended_at=now,
         last_transition_at=now,
     )
+    if ended:
+        # Its parked delegations never continue either: each keeps an honest row.
+        _book_abandoned_delegations(run_id, parked, sentence)
     if ended and waiting_for == "approval":
         run = Run.objects.select_related("organization").get(pk=run_id)
         record_audit(

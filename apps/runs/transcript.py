@@ -38,7 +38,7 @@ from apps.capabilities.tools.sources import sources_of
 from apps.spend.models import EntryKind, LedgerEntry
 
 from . import selectors
-from .choices import RunStatus, StepKind
+from .choices import TERMINAL_STATUSES, RunStatus, StepKind
 from .media import is_prompt, restored_transcript
 from .models import Conversation, Run, RunStep
 
@@ -128,7 +128,12 @@ def step_timeline(run: Run, steps) -> list[dict]:
 
 
 def _merge_segment(turn: dict, later: dict) -> None:
-    turn["content"] = later["content"] or turn["content"]
+    if turn["run_status"] in TERMINAL_STATUSES:
+        # A turn written after the run's own end is a background delegation that settled after
+        # the answer (apps/runs/delegation.py ``book_late``): it adds to the answer.
+        turn.setdefault("notices", []).append(later["content"])
+    else:
+        turn["content"] = later["content"] or turn["content"]
     if later["cost_usd"] is not None:
         turn["cost_usd"] = (turn["cost_usd"] or Decimal("0")) + later["cost_usd"]
     turn["cost_is_partial"] = bool(turn["cost_is_partial"] or later["cost_is_partial"])
@@ -195,6 +200,8 @@ def _attach_runs(by_run: dict[int, dict]) -> None:
         if run.error and run.status != RunStatus.COMPLETED:
             turn["error"] = run.error
         turn["blocks"] = _blocks(run, turn["content"], approvals[run.pk], questions[run.pk])
+        # Background delegations that settled after the answer, drawn after it.
+        turn["blocks"].extend({"kind": "text", "text": n} for n in turn.pop("notices", []))
         turn["delegations"] = delegations[run.pk]
         turn["has_pending_card"] = any(
             b["kind"] in ("approval", "question") and b["pending"] for b in turn["blocks"]
