@@ -273,9 +273,33 @@ class DelegationRuntime:
     # delegation are written as standing rows too, when the run stops.
     gates: list[Any] = field(default_factory=list)
 
+    # Background delegations still running, by task id (every level of the tree).
+    live: dict[str, LiveDelegation] = field(default_factory=dict)
+    # Set once the run answered with background delegations still running: they outlive it
+    # (``outlive``); ``late`` collects those directly under the run's own agent as they settle,
+    # for the notice on its conversation.
+    outliving: bool = False
+    late: list[dict] = field(default_factory=list)
+
     def emit(self, *frames: Frame) -> None:
         if self.send is not None:
             self.send(*frames)
+
+    def live_tasks(self) -> set[asyncio.Task]:
+        return {live.task for live in self.live.values() if not live.task.done()}
+
+
+@dataclass
+class LiveDelegation:
+    """A background delegation still running: what its row needs if it outlives the answer."""
+
+    task: asyncio.Task
+    delegate: Delegate
+    description: str
+    # The task id of the nearest published ancestor ("" = the run's row).
+    billed_to: str
+    # The library's handle: when the delegate really started.
+    handle: Any = None
 
 
 def _mode_for(pin_mode: str | None, binding_mode: str) -> str:
@@ -950,6 +974,16 @@ class DelegationTools:
                 "published": delegate.published,
                 "description": description,
                 "started_at": started_at.isoformat(),
+                # What its row needs if the run never continues (approval expired, run cancelled
+                # while parked): ``book_abandoned`` writes it from here.
+                "parked_at": timezone.now().isoformat(),
+                "parent_task_id": self.level.billed,
+                "agent_version_id": delegate.agent_version_id,
+                "model": {
+                    "provider": delegate.handle.provider,
+                    "model_name": delegate.handle.model_name,
+                    "model_label": delegate.handle.label,
+                },
                 "requests": used + len(built.meter.records),
                 "spent_usd": str(_spent(built)),
                 "partial": built.partial,
@@ -1066,8 +1100,20 @@ class DelegationTools:
         )
 
     async def _start_background(self, ctx: RunContext, delegate: Delegate, description: str) -> str:
-        from subagents_pydantic_ai.toolset import _run_async
-        from subagents_pydantic_ai.types import SubAgentConfig, TaskStatus
+        # Built on the library's public task half (TaskManager, TaskHandle, run_with_retry) rather
+        # than its private ``_run_async``: the handle's span must start when the delegate really
+        # starts (a task cancelled before it ran is zero-length at its end), and its end must be
+        # booked however the task ends — ``_run_async`` calls its finish hook from inside the
+        # coroutine, which never runs for a task cancelled before its first step.
+        from subagents_pydantic_ai import (
+            MessageType,
+            RetryConfig,
+            SubAgentConfig,
+            TaskHandle,
+            TaskStatus,
+            run_with_retry,
+            utcnow,
+        )
 
         runtime = self.runtime
         task_id = uuid.uuid4().hex[:8]
@@ -1075,17 +1121,75 @@ class DelegationTools:
         built = _build(delegate, runtime, level, background=True)
         self._started(delegate, task_id, "async", description)
         manager = self.library.task_manager
+        bus = manager.message_bus
         config = SubAgentConfig(
             name=delegate.name,
             description=delegate.description,
             instructions=delegate.instructions,
             can_ask_questions=False,
         )
+        handle = TaskHandle(
+            task_id=task_id,
+            subagent_name=delegate.name,
+            description=description,
+            parent_run_id=ctx.run_id,
+        )
+        inbox = f"subagent-{task_id}"
+        bus.register_agent(inbox)
+
+        async def steering() -> list[str]:
+            # send_message_to_subagent: the parent's messages reach the delegate before its next
+            # request (run_with_retry hands them to pydantic-ai's AgentRun.enqueue).
+            messages = await bus.get_messages(inbox, timeout=0)
+            return [
+                str(m.payload.get("message") if isinstance(m.payload, dict) else m.payload)
+                for m in messages
+                if m.type == MessageType.TASK_UPDATE and m.payload
+            ]
+
+        def soft_cancelled() -> bool:
+            event = manager.get_cancel_event(task_id)
+            return event is not None and event.is_set()
+
+        async def run() -> None:
+            handle.started_at = utcnow()
+            meter_token = built.meter.activate()
+            try:
+                result = await run_with_retry(
+                    built.agent,
+                    description,
+                    run_kwargs={"usage_limits": UsageLimits(request_limit=delegate.max_steps)},
+                    retry=RetryConfig.from_config(config),
+                    cancel_check=soft_cancelled,
+                    inject_messages=steering,
+                    event_stream_handler=self._background_events(task_id),
+                )
+                if isinstance(result.output, DeferredToolRequests):
+                    handle.finish(
+                        TaskStatus.DEFERRED, error=BACKGROUND_GATE_REFUSAL.format(tool="A tool")
+                    )
+                else:
+                    handle.finish(TaskStatus.COMPLETED, result=str(result.output))
+            except asyncio.CancelledError:
+                handle.finish(TaskStatus.CANCELLED, error="Task was cancelled")
+                raise
+            except ApprovalRequired:
+                handle.finish(
+                    TaskStatus.DEFERRED, error=BACKGROUND_GATE_REFUSAL.format(tool="A tool")
+                )
+            except Exception as exc:
+                # The model reads the exception's class (the library's check_task), never its text.
+                handle.finish(TaskStatus.FAILED, error=type(exc).__name__, exception=exc)
+            finally:
+                built.meter.deactivate(meter_token)
+                bus.unregister_agent(inbox)
+                manager.cleanup_task(task_id)
 
         def finished() -> None:
-            handle = manager.get_handle(task_id)
-            if handle is None:
-                return
+            runtime.live.pop(task_id, None)
+            manager.cleanup_task(task_id)
+            if not handle.is_finished:
+                handle.finish(TaskStatus.CANCELLED, error="Task was cancelled")
             status = {
                 TaskStatus.COMPLETED: ("completed", "answered", ""),
                 TaskStatus.CANCELLED: ("cancelled", "cancelled", "The delegation was cancelled."),
@@ -1098,13 +1202,20 @@ class DelegationTools:
                 ),
             }.get(handle.status, ("failed", "internal_error", FAILED_SENTENCE))
             if handle.status == TaskStatus.FAILED and handle.exception is not None:
-                logger.warning("background delegation %s failed: %s", task_id, handle.error)
-                if isinstance(handle.exception, UsageLimitExceeded):
+                exc = handle.exception
+                logger.warning("background delegation %s failed: %r", task_id, exc)
+                if isinstance(exc, UsageLimitExceeded):
                     status = (
                         "failed",
                         "step_limit",
                         f"The delegate stopped at its step limit of {delegate.max_steps} model requests (limits.max_steps) before answering.",
                     )
+                elif isinstance(exc, BudgetExceeded):
+                    status = ("budget_exceeded", "budget", exc.sentence)
+                elif isinstance(exc, (ModelHTTPError, ModelAPIError)):
+                    from .runner import provider_error_sentence
+
+                    status = ("failed", "provider_error", provider_error_sentence(exc))
             # The span is the handle's own: when the delegate started and when it ended, not
             # when its row was written; a task cancelled before it started is zero-length at
             # its end (seed 003).
@@ -1120,19 +1231,33 @@ class DelegationTools:
                 handle.result or "",
                 ended_at=ended,
             )
+            if runtime.outliving and not self.level.task_id:
+                # Settled after the run answered: its conversation is told (delegation.outlive).
+                runtime.late.append(
+                    {
+                        "task_id": task_id,
+                        "name": delegate.name,
+                        "status": status[0],
+                        "text": handle.result or status[2],
+                    }
+                )
 
-        return await _run_async(
-            agent=built.agent,
-            config=config,
+        task = manager.create_task(task_id, run(), handle)
+        # create_task stamps the handle when the task is created; the span starts when it runs.
+        handle.started_at = None
+        runtime.live[task_id] = LiveDelegation(
+            task=task,
+            delegate=delegate,
             description=description,
-            deps=None,
-            task_id=task_id,
-            task_manager=manager,
-            message_bus=manager.message_bus,
-            usage_limits=UsageLimits(request_limit=delegate.max_steps),
-            on_run_finished=finished,
-            parent_run_id=ctx.run_id,
-            event_stream_handler=self._background_events(task_id),
+            billed_to=self.level.billed,
+            handle=handle,
+        )
+        # However the task ends — even cancelled before its first step, when its own code never
+        # runs — its end is booked.
+        task.add_done_callback(lambda _task: finished())
+        return (
+            f"Task started in background.\nTask ID: {task_id}\nSubagent: {delegate.name}\n"
+            f"Use check_task('{task_id}') to check status."
         )
 
     def _background_events(self, task_id: str):
@@ -1321,17 +1446,23 @@ def pending_records(paused_state: dict | None) -> list[DelegationRecord]:
 # --- booking ---------------------------------------------------------------------------------
 
 
-def book_delegations(*, run, runtime: DelegationRuntime | None, parking: bool) -> tuple[list, list]:
-    """One row per finished delegation of a published agent, under the nearest published
-    ancestor's row, costed from its own entries of the run's one ledger (every segment's: the
-    ledger outlives a park). Returns (frames, records still waiting for a parked parent)."""
+def _delegated_totals(run, task_id: str) -> dict:
+    """A delegation's own spend: its entries of the run's one ledger (every segment's)."""
     from apps.spend.models import EntryKind, LedgerEntry
 
+    return LedgerEntry.objects.filter(ledger__run=run, billed_delegation=task_id).aggregate(
+        cost=Sum("cost_usd"),
+        input=Sum("input_tokens"),
+        output=Sum("output_tokens"),
+        requests=Count("pk", filter=Q(kind=EntryKind.MODEL_REQUEST)),
+        unpriced=Count("pk", filter=Q(priced=False)),
+    )
+
+
+def _delegated_rows(run) -> dict:
     from .models import Run
 
-    if runtime is None or not runtime.records:
-        return [], []
-    rows: dict[str, Run] = {"": run}
+    rows: dict = {"": run}
     existing = Run.objects.filter(parent_run__isnull=False, agent_id__isnull=False).filter(
         Q(parent_run=run)
         | Q(parent_run__parent_run=run)
@@ -1339,8 +1470,22 @@ def book_delegations(*, run, runtime: DelegationRuntime | None, parking: bool) -
     )
     for row in existing:
         rows[row.subagent_task_id] = row
+    return rows
+
+
+def book_delegations(*, run, runtime: DelegationRuntime | None, parking: bool) -> tuple[list, list]:
+    """One row per finished delegation of a published agent, under the nearest published
+    ancestor's row, costed from its own entries of the run's one ledger (every segment's: the
+    ledger outlives a park). A delegation that outlived the run's answer already has its row
+    (``running``, written by ``outlive``): that row gets its end. Returns (frames, records still
+    waiting for a parked parent); what it books leaves ``runtime.records``."""
+    from .choices import RunStatus
+    from .models import Run
+
+    if runtime is None or not runtime.records:
+        return [], []
+    rows = _delegated_rows(run)
     frames: list = []
-    waiting: list[DelegationRecord] = []
     pending = list(runtime.records)
     progress = True
     while pending and progress:
@@ -1350,40 +1495,46 @@ def book_delegations(*, run, runtime: DelegationRuntime | None, parking: bool) -
             if parent is None:
                 continue
             pending.remove(record)
+            # Removed one by one: background delegations append to this list from the loop
+            # while the booking runs on a thread.
+            runtime.records.remove(record)
             progress = True
-            totals = LedgerEntry.objects.filter(
-                ledger__run=run, billed_delegation=record.task_id
-            ).aggregate(
-                cost=Sum("cost_usd"),
-                input=Sum("input_tokens"),
-                output=Sum("output_tokens"),
-                requests=Count("pk", filter=Q(kind=EntryKind.MODEL_REQUEST)),
-                unpriced=Count("pk", filter=Q(priced=False)),
-            )
-            child = Run.objects.create(
-                organization_id=run.organization_id,
-                agent_id=record.agent_id,
-                agent_version_id=record.agent_version_id,
-                user_id=run.user_id,
-                surface=run.surface,
-                parent_run=parent,
-                subagent_task_id=record.task_id,
-                status=record.status,
-                stop_reason=record.stop_reason,
-                input=record.input,
-                output=record.output,
-                error=record.error,
-                model_label=record.model_label,
-                model_provider=record.provider,
-                model_name=record.model_name,
-                input_tokens=totals["input"] or 0,
-                output_tokens=totals["output"] or 0,
-                request_count=totals["requests"] or 0,
-                cost_usd=totals["cost"] or Decimal("0"),
-                cost_is_partial=bool(totals["unpriced"]),
-                started_at=record.started_at,
-                ended_at=record.ended_at,
-            )
+            totals = _delegated_totals(run, record.task_id)
+            fields = {
+                "status": record.status,
+                "stop_reason": record.stop_reason,
+                "output": record.output,
+                "error": record.error,
+                "input_tokens": totals["input"] or 0,
+                "output_tokens": totals["output"] or 0,
+                "request_count": totals["requests"] or 0,
+                "cost_usd": totals["cost"] or Decimal("0"),
+                "cost_is_partial": bool(totals["unpriced"]),
+                "started_at": record.started_at,
+                "ended_at": record.ended_at,
+            }
+            child = rows.get(record.task_id)
+            if child is not None:
+                # Its row was written when it outlived the answer: the row gets its end (unless
+                # a sweep ended it meanwhile: the worker was thought lost, and it was not).
+                Run.objects.filter(
+                    pk=child.pk, status__in=[RunStatus.RUNNING, RunStatus.FAILED]
+                ).update(last_transition_at=record.ended_at, lease_expires_at=None, **fields)
+            else:
+                child = Run.objects.create(
+                    organization_id=run.organization_id,
+                    agent_id=record.agent_id,
+                    agent_version_id=record.agent_version_id,
+                    user_id=run.user_id,
+                    surface=run.surface,
+                    parent_run=parent,
+                    subagent_task_id=record.task_id,
+                    input=record.input,
+                    model_label=record.model_label,
+                    model_provider=record.provider,
+                    model_name=record.model_name,
+                    **fields,
+                )
             rows[record.task_id] = child
             frames.append(
                 SubagentRecordedFrame(
@@ -1391,24 +1542,303 @@ def book_delegations(*, run, runtime: DelegationRuntime | None, parking: bool) -
                 )
             )
     # A delegation whose published parent is still parked waits for that parent's row.
-    waiting.extend(pending)
+    waiting = list(pending)
     if pending and not parking:
         # The parent never finished (the run ended while it was parked, or it failed): its
         # delegations are booked under the run's own row rather than lost.
         for record in pending:
             record.parent_task_id = ""
-        runtime.records = pending
         more, _ = book_delegations(run=run, runtime=runtime, parking=True)
         frames.extend(more)
         waiting = []
+    else:
+        for record in pending:
+            runtime.records.remove(record)
     return frames, waiting
 
 
+def book_abandoned(run, *, sentence: str) -> int:
+    """A parked run that ends without continuing (its wait expired, it was cancelled while
+    parked): every published delegation of its parked tree still gets an honest row — status
+    ``cancelled`` with the sentence that ended the run, its span from its first segment's start
+    to when it parked, its cost summed over every segment. Finished delegations that were waiting
+    for a parked parent are booked too. Returns how many rows it wrote."""
+    state = run.paused_state or {}
+    runtime = DelegationRuntime(
+        organization_id=run.organization_id,
+        run_id=run.pk,
+        user_id=run.user_id,
+        surface=run.surface,
+        approval_mode=run.approval_mode,
+    )
+    runtime.records = pending_records(state)
+    for node in iter_nodes(state.get("delegates", [])):
+        if not node.get("published") or not node.get("agent_id"):
+            continue
+        started = dt.datetime.fromisoformat(node["started_at"])
+        parked = node.get("parked_at")
+        model = node.get("model") or {}
+        version_id = node.get("agent_version_id")
+        if version_id is None:
+            from apps.agents.models import AgentVersion
+
+            # A node parked before its version was kept: the delegate's current version.
+            version_id = (
+                AgentVersion.objects.filter(agent_id=node["agent_id"])
+                .order_by("-number")
+                .values_list("pk", flat=True)
+                .first()
+            )
+            if version_id is None:
+                continue
+        runtime.records.append(
+            DelegationRecord(
+                task_id=node["task_id"],
+                parent_task_id=node.get("parent_task_id", ""),
+                agent_id=node["agent_id"],
+                agent_version_id=version_id,
+                name=node.get("name", ""),
+                input=node.get("description", ""),
+                status="cancelled",
+                stop_reason="cancelled",
+                error=sentence[:500],
+                output="",
+                started_at=started,
+                ended_at=dt.datetime.fromisoformat(parked) if parked else started,
+                provider=model.get("provider", ""),
+                model_name=model.get("model_name", ""),
+                model_label=model.get("model_label", ""),
+            )
+        )
+    frames, _ = book_delegations(run=run, runtime=runtime, parking=False)
+    return len(frames)
+
+
 async def stop_background(runtime: DelegationRuntime) -> None:
-    """Cancel what still runs in the background when the run stops; each cancelled delegation is
-    booked by its handle's finish, with its own spend."""
+    """Cancel what still runs in the background when the run stops without answering (cancelled,
+    failed, parked); each cancelled delegation is booked by its handle's finish, with its own
+    spend. A run that answered leaves them running: ``outlive``."""
     for library in runtime.background:
         try:
             await library.task_manager.cancel_all(None)
         except Exception:  # a teardown that fails must not hide the run's own outcome
             logger.exception("run %s: stopping background delegations failed", runtime.run_id)
+
+
+class _Stop:
+    """What the host's watcher trips for a background delegation that outlived its run's answer:
+    a cancel asked of the run (or of the delegation's own row) cancels it."""
+
+    def __init__(self, runtime: DelegationRuntime, task_id: str | None = None) -> None:
+        self.runtime = runtime
+        self.task_id = task_id
+
+    def cancel(self) -> None:
+        for task_id, live in list(self.runtime.live.items()):
+            if self.task_id is None or task_id == self.task_id:
+                live.task.cancel()
+
+
+async def outlive(runtime: DelegationRuntime, *, host, run_id: int, send) -> None:
+    """The run answered with background delegations still running: they go on, on the same event
+    loop, booking into the run's one ledger against the run's caps. Each published one gets its
+    row now (``running``, with a lease the host renews, so a worker that dies leaves a row the
+    lease sweep ends); each is booked as it settles — its row's end, the run's totals brought up
+    to its whole ledger again, a notice on the run's conversation carrying the late spend — and
+    the frames go out on the run's stream. A cancel asked of the run, or of a delegated row,
+    cancels them (the host's watcher)."""
+    if not runtime.live_tasks():
+        return
+    runtime.outliving = True
+    rows = await host.blocking(open_late_rows, run_id, runtime)
+    host.follow(run_id, _Stop(runtime))
+    for row_id, task_id in rows.items():
+        host.follow(row_id, _Stop(runtime, task_id))
+    try:
+        while live := runtime.live_tasks():
+            await asyncio.wait(live, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.sleep(0)  # each finished task's own callback has booked its record
+            if runtime.records or runtime.late:
+                send(*await host.blocking(book_late, run_id, runtime))
+    finally:
+        for followed in [run_id, *rows]:
+            await host.unfollow(followed)
+    if runtime.records or runtime.late:
+        send(*await host.blocking(book_late, run_id, runtime))
+    await host.blocking(_release_late, run_id)
+
+
+async def aclose_models(at: DelegationScopeAt | None, *, keep: ModelHandle) -> None:
+    """Close the provider clients the run's delegates were built with (each resolved handle has its
+    own connection pool, like the run's), once nothing of the run can still use them — after the
+    background delegations settled. ``keep`` is the run's own handle, closed by the runner."""
+    if at is None:
+        return
+    handles: dict[int, ModelHandle] = {}
+
+    def collect(scope: DelegationScope) -> None:
+        for delegate in scope.delegates.values():
+            handles[id(delegate.handle)] = delegate.handle
+            if delegate.scope is not None:
+                collect(delegate.scope)
+        for handle in scope.dynamic_models.values():
+            handles[id(handle)] = handle
+
+    collect(at.scope)
+    handles.pop(id(keep), None)
+    for handle in handles.values():
+        try:
+            await handle.aclose()
+        except Exception:  # a client that fails to close must not hide the run's own outcome
+            logger.warning("closing a delegate's model client failed", exc_info=True)
+
+
+def _release_late(run_id: int) -> None:
+    from .models import Run
+
+    Run.objects.filter(pk=run_id).update(lease_expires_at=None)
+
+
+def open_late_rows(run_id: int, runtime: DelegationRuntime) -> dict[int, str]:
+    """A row ``running`` for each published background delegation that outlives the answer,
+    under its nearest published ancestor's row. Returns {row id: task id}."""
+    from .choices import RunStatus
+    from .models import Run
+
+    run = Run.objects.get(pk=run_id)
+    rows = _delegated_rows(run)
+    now = timezone.now()
+    lease = now + dt.timedelta(seconds=settings.RUN_LEASE_SECONDS)
+    # The finished run holds a lease while its delegations outlive it (the watcher renews it):
+    # a cancel asked of it then cancels them — an inline specialist's too, which has no row.
+    Run.objects.filter(pk=run_id).update(lease_expires_at=lease)
+    opened: dict[int, str] = {}
+    waiting = {
+        task_id: live
+        for task_id, live in list(runtime.live.items())
+        if live.delegate.published and live.delegate.agent_version_id is not None
+    }
+    progress = True
+    while waiting and progress:
+        progress = False
+        for task_id, live in list(waiting.items()):
+            parent = rows.get(live.billed_to)
+            if parent is None:
+                continue
+            del waiting[task_id]
+            progress = True
+            if task_id in rows:
+                continue
+            delegate = live.delegate
+            row = Run.objects.create(
+                organization_id=run.organization_id,
+                agent_id=delegate.agent_id,
+                agent_version_id=cast(int, delegate.agent_version_id),
+                user_id=run.user_id,
+                surface=run.surface,
+                parent_run=parent,
+                subagent_task_id=task_id,
+                status=RunStatus.RUNNING,
+                input=live.description,
+                model_label=delegate.handle.label,
+                model_provider=delegate.handle.provider,
+                model_name=delegate.handle.model_name,
+                started_at=getattr(live.handle, "started_at", None) or now,
+                last_transition_at=now,
+                lease_expires_at=lease,
+            )
+            rows[task_id] = row
+            opened[row.pk] = task_id
+    return opened
+
+
+LATE_NOTICE = "Background delegation {name} (task {task_id}) settled after this answer: {text}"
+
+
+def book_late(run_id: int, runtime: DelegationRuntime) -> list:
+    """What settled after the run answered, booked in one transaction: the delegations' rows, the
+    run's totals brought up to its whole ledger (the parent row stays the authority: its cost is
+    everything its ledger holds, delegates included), and one notice on its conversation per
+    delegation of the run's own agent — an assistant turn of the run carrying the late spend as
+    its share, so the run's turns still sum to the run, and what the next turn's model reads."""
+    from django.db import transaction
+
+    from apps.spend.models import Ledger
+
+    from .choices import MessageRole
+    from .models import Message, Run
+    from .services import _assistant_turn_cost
+
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(pk=run_id)
+        frames, _ = book_delegations(run=run, runtime=runtime, parking=False)
+        ledger = Ledger.objects.filter(run_id=run_id).first()
+        if ledger is not None:
+            Run.objects.filter(pk=run_id).update(
+                cost_usd=ledger.cost_usd,
+                cost_is_partial=ledger.cost_is_partial,
+                input_tokens=ledger.input_tokens,
+                output_tokens=ledger.output_tokens,
+                request_count=ledger.request_count,
+            )
+            run.refresh_from_db()
+        settled, runtime.late = runtime.late, []
+        if run.conversation_id is not None:
+            for index, late in enumerate(settled):
+                Message.objects.create(
+                    conversation_id=run.conversation_id,
+                    run=run,
+                    role=MessageRole.ASSISTANT,
+                    content=LATE_NOTICE.format(**late)[:20000],
+                    # The whole late spend rides on the first notice of the batch.
+                    cost_usd=_assistant_turn_cost(run, run.cost_usd)
+                    if index == 0
+                    else Decimal("0"),
+                    cost_is_partial=run.cost_is_partial,
+                    run_status=run.status,
+                )
+    return frames
+
+
+def late_notices(conversation_id: int | None, *, since) -> list:
+    """What the next turn's model reads of background delegations that settled after an answer
+    it already has: the notices written after ``since`` (when the run whose transcript the turn
+    continues was created — anything earlier is already in that transcript). A notice is an
+    assistant turn of a run written after that run's own terminal turn."""
+    from django.db.models import Exists, OuterRef
+    from pydantic_ai.messages import ModelRequest, UserPromptPart
+
+    from .choices import TERMINAL_STATUSES, MessageRole
+    from .models import Message
+
+    if conversation_id is None or since is None:
+        return []
+    terminal = [str(status) for status in TERMINAL_STATUSES]
+    earlier_end = Message.objects.filter(
+        run_id=OuterRef("run_id"),
+        role=MessageRole.ASSISTANT,
+        run_status__in=terminal,
+        created_at__lt=OuterRef("created_at"),
+    )
+    notices = (
+        Message.objects.filter(
+            conversation_id=conversation_id,
+            role=MessageRole.ASSISTANT,
+            run_status__in=terminal,
+            created_at__gt=since,
+        )
+        .filter(Exists(earlier_end))
+        .order_by("created_at", "pk")
+        .values_list("content", flat=True)
+    )
+    return [
+        ModelRequest(
+            parts=[
+                UserPromptPart(
+                    content="(A platform notice, not the person's words: a delegation you "
+                    "started in the background finished after your answer.)\n" + content
+                )
+            ]
+        )
+        for content in notices
+    ]

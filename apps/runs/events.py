@@ -128,6 +128,9 @@ class QuestionFrame(TypedDict):
     question_id: int
     tool_call_id: str
     questions: list
+    # The delegate asking, when a sync delegate asked through the run's own channel
+    # (allow_questions): {"name", "task_id", "agent_id"}; None for the run's own agent.
+    delegate: dict | None
 
 
 # --- delegation (apps/runs/delegation.py) -----------------------------------------------------

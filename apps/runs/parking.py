@@ -92,6 +92,7 @@ def _plan_of(prepared) -> list | None:
 def _park_delegation(run: Run, node: dict, number: int, frames: list[Frame]) -> int:
     """A delegation that parked on gated calls of its own (and of delegations under it): one
     approval row per call, each naming the delegate that proposed it and its arguments."""
+    who = {"name": node["name"], "task_id": node["task_id"], "agent_id": node.get("agent_id")}
     for leaf in node.get("approvals", []):
         meta = leaf.get("metadata") or {}
         call_id = delegation.leaf_id(node["task_id"], leaf["tool_call_id"])
@@ -106,7 +107,6 @@ def _park_delegation(run: Run, node: dict, number: int, frames: list[Frame]) -> 
             delegate_agent_id=node.get("agent_id"),
         )
         leaf["approval_id"] = approval.pk
-        who = {"name": node["name"], "task_id": node["task_id"], "agent_id": node.get("agent_id")}
         RunStep.objects.create(
             run=run,
             number=number,
@@ -155,6 +155,7 @@ def _park_delegation(run: Run, node: dict, number: int, frames: list[Frame]) -> 
                 question_id=question.pk,
                 tool_call_id=call_id,
                 questions=question.questions,
+                delegate=who,
             )
         )
     for child in node.get("delegates", []):
@@ -244,6 +245,7 @@ def _park(run: Run, prepared, deferred, messages) -> list[Frame]:
                 question_id=question.pk,
                 tool_call_id=call.tool_call_id,
                 questions=question.questions,
+                delegate=None,
             )
         )
     dumped = ModelMessagesTypeAdapter.dump_python(messages or [], mode="json")

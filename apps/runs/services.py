@@ -21,11 +21,11 @@ from pydantic_ai.messages import ModelMessagesTypeAdapter
 from agenticos.loopdb import Statement
 from apps.agents.selectors import can
 from apps.audit.services import record_audit
-from apps.orgs.permissions import AGENTS_RUN, RUNS_VIEW, has_org_permission
+from apps.orgs.permissions import AGENTS_RUN, RUNS_VIEW, SETTINGS_MANAGE, has_org_permission
 from apps.spend.models import Ledger
 from apps.spend.services import budget_counters_reconcile, month_of
 
-from . import queue, states
+from . import delegation, queue, states
 from .choices import (
     LIVE_STATUSES,
     PARKED_STATUSES,
@@ -37,6 +37,7 @@ from .choices import (
     Surface,
 )
 from .events import announce_run, reset_frames
+from .media import conversation_media_delete
 from .models import Conversation, Message, Run, RunStep
 from .parking import STEP_AWAITING_ANSWER, STEP_AWAITING_APPROVAL, STEP_EXPIRED
 
@@ -69,6 +70,7 @@ def run_create(
     parent_run: Run | None = None,
     approval_mode: str = "follow",
     enqueue: bool = True,
+    exposure_id: int | None = None,
 ) -> Run:
     """Create a run ``queued`` against the agent's published version; enqueue it on commit.
 
@@ -76,6 +78,7 @@ def run_create(
     it and refuses the turn with a sentence when the session may not have it (apps.approvals.gate).
     ``enqueue=False`` leaves the run for its caller to drive (a trigger's fire drives its run
     itself, so the fire can report how the run's recording went: apps/triggers).
+    ``exposure_id`` is the chat binding that admitted the run (apps.channels).
     """
     if agent.organization_id != organization.pk:
         raise ValidationError({"agent_id": "no such agent"})
@@ -115,6 +118,7 @@ def run_create(
         input=input,
         status=RunStatus.QUEUED,
         approval_mode=approval_mode,
+        exposure_id=exposure_id,
     )
     Message.objects.create(conversation=conversation, run=run, role=MessageRole.USER, content=input)
     Conversation.objects.filter(pk=conversation.pk).update(updated_at=timezone.now())
@@ -159,7 +163,9 @@ _CANCELS_REQUESTED = Statement(
 _LEASES_RENEW = Statement(
     "runs_lease_renew",
     f'UPDATE "{Run._meta.db_table}" SET lease_expires_at = now() + make_interval(secs => %(seconds)s) '
-    "WHERE id = ANY(%(runs)s) AND status = 'running'",
+    # A finished run holds a lease only while background delegations outlive its answer
+    # (apps/runs/delegation.py ``outlive``): renewed like a running one's until they settle.
+    "WHERE id = ANY(%(runs)s) AND (status = 'running' OR lease_expires_at IS NOT NULL)",
 )
 
 
@@ -228,11 +234,16 @@ def run_cancel(*, actor, run: Run) -> Run:
         elif not flagged:
             current = Run.objects.get(pk=run.pk)
             if current.status in TERMINAL_STATUSES:
-                raise ValidationError({"status": f"the run is already {current.status}"})
-            return current  # a cancel already on its way: asking twice changes nothing
+                # A run that answered may still have background delegations running (they
+                # outlive the answer): cancelling it cancels them (its worker's watcher).
+                if not _cancel_outliving(current, now):
+                    raise ValidationError({"status": f"the run is already {current.status}"})
+            else:
+                return current  # a cancel already on its way: asking twice changes nothing
         else:
             # A parked run has no worker to notice: it ends here.
-            states.claim(
+            parked = Run.objects.filter(pk=run.pk).values_list("paused_state", flat=True).first()
+            if states.claim(
                 run.pk,
                 from_statuses=PARKED_STATUSES,
                 to_status=RunStatus.CANCELLED,
@@ -240,7 +251,8 @@ def run_cancel(*, actor, run: Run) -> Run:
                 error="The run was cancelled.",
                 ended_at=now,
                 last_transition_at=now,
-            )
+            ):
+                _book_abandoned_delegations(run.pk, parked, ABANDONED_CANCELLED_SENTENCE)
     record_audit(
         actor=actor,
         organization=run.organization,
@@ -252,6 +264,40 @@ def run_cancel(*, actor, run: Run) -> Run:
     return run
 
 
+def _skipped_notice(payload) -> dict:
+    keys = ("strategy", "overhead_tokens", "trigger_tokens", "window_tokens")
+    return {key: payload[key] for key in keys if key in payload}
+
+
+ABANDONED_CANCELLED_SENTENCE = "The run was cancelled while this delegation was parked."
+
+
+def _cancel_outliving(run: Run, now: dt.datetime) -> bool:
+    """Flag a finished run's delegations still running in the background, and the run itself
+    (what its worker's watcher looks at for those that have no row, an inline specialist's: a
+    finished run keeps a live lease exactly while they run). Whether there were any."""
+    flagged = Run.objects.filter(
+        parent_run=run, status=RunStatus.RUNNING, cancel_requested_at__isnull=True
+    ).update(cancel_requested_at=now)
+    holding = run.lease_expires_at is not None and run.lease_expires_at > now
+    if flagged or holding:
+        Run.objects.filter(pk=run.pk, cancel_requested_at__isnull=True).update(
+            cancel_requested_at=now
+        )
+    return bool(flagged or holding)
+
+
+def _book_abandoned_delegations(run_id: int, paused_state, sentence: str) -> None:
+    """A parked run ended without continuing: its parked delegations get their rows."""
+    if not paused_state or not (
+        paused_state.get("delegates") or paused_state.get("delegation_rows")
+    ):
+        return
+    run = Run.objects.get(pk=run_id)
+    run.paused_state = paused_state
+    delegation.book_abandoned(run, sentence=sentence)
+
+
 def _assistant_turn_cost(run: Run, run_cost: Decimal) -> Decimal:
     """This turn's share: what the run spent minus what its earlier assistant turns claim."""
     claimed = Message.objects.filter(run=run, role=MessageRole.ASSISTANT).aggregate(
@@ -260,7 +306,17 @@ def _assistant_turn_cost(run: Run, run_cost: Decimal) -> Decimal:
     return run_cost - (claimed or Decimal("0"))
 
 
-def run_finish(*, run: Run, outcome, model, records, messages, output: str) -> Run:
+def run_finish(
+    *,
+    run: Run,
+    outcome,
+    model,
+    records,
+    messages,
+    output: str,
+    transcript=None,
+    compaction_skipped: dict | None = None,
+) -> Run:
     """Book the run's end: tokens, cost, transcript, status, its assistant turn and its steps.
 
     Called from the runner's finally block outside any transaction: the atomic block below is
@@ -291,7 +347,10 @@ def run_finish(*, run: Run, outcome, model, records, messages, output: str) -> R
             output_tokens=ledger.output_tokens,
             request_count=ledger.request_count,
         )
-    if messages is not None:
+    if transcript is not None:
+        # Dumped already, its large parts in storage (apps/runs/media.py).
+        fields["transcript"] = transcript
+    elif messages is not None:
         fields["transcript"] = ModelMessagesTypeAdapter.dump_python(messages, mode="json")
     with transaction.atomic():
         written = states.claim(
@@ -315,6 +374,13 @@ def run_finish(*, run: Run, outcome, model, records, messages, output: str) -> R
             )
             return Run.objects.get(pk=run.pk)
         start = RunStep.objects.filter(run_id=run.pk).count()
+        # The compaction notice rides on the request it preceded (the last one if that request
+        # was never sent), so the chat draws it again after a reload.
+        notice_at = (
+            min(compaction_skipped.get("request", 0), len(records) - 1)
+            if compaction_skipped
+            else -1
+        )
         RunStep.objects.bulk_create(
             RunStep(
                 run_id=run.pk,
@@ -324,6 +390,11 @@ def run_finish(*, run: Run, outcome, model, records, messages, output: str) -> R
                     "model": record.model_name,
                     "tool_calls": record.tool_calls,
                     "priced": record.priced,
+                    **(
+                        {"compaction_skipped": _skipped_notice(compaction_skipped)}
+                        if index == notice_at
+                        else {}
+                    ),
                 },
                 input_tokens=record.input_tokens,
                 output_tokens=record.output_tokens,
@@ -404,6 +475,10 @@ def _end_orphan(
         "last_transition_at": now,
         "lease_expires_at": None,
     }
+    if ledger is None:
+        # A delegation that outlived its run's answer books into that run's ledger: its row
+        # keeps its own entries, and the run's row is brought up to its whole ledger.
+        fields.update(_outlived_totals(run_id))
     if ledger is not None and ledger.request_count:
         fields.update(
             cost_usd=ledger.cost_usd,
@@ -420,6 +495,40 @@ def _end_orphan(
     return states.claim(
         run_id, from_statuses=[from_status], to_status=status, where=where, **fields
     )
+
+
+def _outlived_totals(run_id: int) -> dict:
+    row = (
+        Run.objects.filter(pk=run_id, parent_run__isnull=False)
+        .exclude(subagent_task_id="")
+        .values("subagent_task_id", "parent_run_id", "parent_run__parent_run_id")
+        .first()
+    )
+    if row is None:
+        return {}
+    top = Run.objects.get(pk=row["parent_run_id"])
+    while top.parent_run_id is not None:
+        top = Run.objects.get(pk=top.parent_run_id)
+    ledger = Ledger.objects.filter(run_id=top.pk).first()
+    if ledger is None:
+        return {}
+    Run.objects.filter(pk=top.pk).update(
+        cost_usd=ledger.cost_usd,
+        cost_is_partial=ledger.cost_is_partial,
+        input_tokens=ledger.input_tokens,
+        output_tokens=ledger.output_tokens,
+        request_count=ledger.request_count,
+    )
+    totals = delegation._delegated_totals(top, row["subagent_task_id"])
+    if not totals["requests"]:
+        return {}
+    return {
+        "cost_usd": totals["cost"] or Decimal("0"),
+        "cost_is_partial": True,
+        "input_tokens": totals["input"] or 0,
+        "output_tokens": totals["output"] or 0,
+        "request_count": totals["requests"],
+    }
 
 
 def _reconcile_counters(organization_ids: set[int], now: dt.datetime) -> None:
@@ -492,6 +601,7 @@ def run_expire_parked(
 ) -> bool:
     """End a parked run ``cancelled`` without continuing it: no model request, its spend kept.
     A run that expired waiting on an approval is audited (no actor: the platform on a schedule)."""
+    parked = Run.objects.filter(pk=run_id).values_list("paused_state", flat=True).first()
     ended = states.claim(
         run_id,
         from_statuses=[_PARKED_ON[waiting_for]],
@@ -501,6 +611,9 @@ def run_expire_parked(
         ended_at=now,
         last_transition_at=now,
     )
+    if ended:
+        # Its parked delegations never continue either: each keeps an honest row.
+        _book_abandoned_delegations(run_id, parked, sentence)
     if ended and waiting_for == "approval":
         run = Run.objects.select_related("organization").get(pk=run_id)
         record_audit(
@@ -534,3 +647,73 @@ def run_fail_unrecorded(run_id: int) -> bool:
     if ended and run is not None:
         _reconcile_counters({run["organization_id"]}, now)
     return ended
+
+
+# --- deleting a conversation --------------------------------------------------------------------
+
+
+class ConversationBusy(Exception):
+    """A run of the conversation is still queued, running or waiting on a person."""
+
+    def __init__(self, sentence: str) -> None:
+        self.sentence = sentence
+        super().__init__(sentence)
+
+
+def may_delete_conversation(user, conversation: Conversation) -> bool:
+    """A person deletes their own conversations; an owner or admin (settings:manage) any of the
+    organization's. Reading every run (runs:view) is no right to delete what others said."""
+    return conversation.user_id == user.pk or has_org_permission(
+        user, conversation.organization, SETTINGS_MANAGE
+    )
+
+
+def conversation_delete(*, actor, conversation: Conversation) -> None:
+    """Delete a conversation: its messages (and their ratings) with it, its stored media after
+    the commit. Its runs stay, unlinked: they are the run history and the bill (seed 003), and a
+    reference in their transcripts to a blob that went with the thread reads as a placeholder.
+
+    Refused while a run of it is live or parked: that run would book its answer into a thread
+    that no longer exists."""
+    if not may_delete_conversation(actor, conversation):
+        raise PermissionDenied(
+            "Only the person whose conversation it is, or settings:manage, may delete it."
+        )
+    organization_id, conversation_id = conversation.organization_id, conversation.pk
+    with transaction.atomic():
+        locked = Conversation.objects.select_for_update().get(pk=conversation_id)
+        runs = Run.objects.filter(conversation_id=conversation_id)
+        if runs.filter(status__in=[*LIVE_STATUSES, *PARKED_STATUSES]).exists():
+            raise ConversationBusy(
+                "A run of this conversation is still going or waiting on a person; "
+                "cancel it or let it end first."
+            )
+        record_audit(
+            actor=actor,
+            organization=conversation.organization,
+            action="conversation.delete",
+            subject=locked,
+            details={
+                "conversation_id": conversation_id,
+                "agent_id": locked.agent_id,
+                "messages": locked.messages.count(),
+                "runs": runs.count(),
+            },
+        )
+        locked.delete()
+        # The thread's blobs go with it, once the deletion is certain (a blob is no row to roll
+        # back); a content hash does not say who else references it, the prefix does.
+        transaction.on_commit(lambda: _delete_media_of(organization_id, conversation_id))
+
+
+def _delete_media_of(organization_id: int, conversation_id: int) -> None:
+    try:
+        conversation_media_delete(organization_id=organization_id, conversation_id=conversation_id)
+    except Exception:
+        # The conversation is gone either way; blobs left behind are named in the log.
+        logger.exception(
+            "conversation %s: deleting its stored media (media/%s/%s/) failed",
+            conversation_id,
+            organization_id,
+            conversation_id,
+        )

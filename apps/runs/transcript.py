@@ -38,8 +38,9 @@ from apps.capabilities.tools.sources import sources_of
 from apps.spend.models import EntryKind, LedgerEntry
 
 from . import selectors
-from .choices import RunStatus, StepKind
-from .models import Conversation, Run
+from .choices import TERMINAL_STATUSES, RunStatus, StepKind
+from .media import is_prompt, restored_transcript
+from .models import Conversation, Run, RunStep
 
 ASK_TOOL_NAME = "ask_user_question"
 
@@ -127,7 +128,12 @@ def step_timeline(run: Run, steps) -> list[dict]:
 
 
 def _merge_segment(turn: dict, later: dict) -> None:
-    turn["content"] = later["content"] or turn["content"]
+    if turn["run_status"] in TERMINAL_STATUSES:
+        # A turn written after the run's own end is a background delegation that settled after
+        # the answer (apps/runs/delegation.py ``book_late``): it adds to the answer.
+        turn.setdefault("notices", []).append(later["content"])
+    else:
+        turn["content"] = later["content"] or turn["content"]
     if later["cost_usd"] is not None:
         turn["cost_usd"] = (turn["cost_usd"] or Decimal("0")) + later["cost_usd"]
     turn["cost_is_partial"] = bool(turn["cost_is_partial"] or later["cost_is_partial"])
@@ -139,7 +145,14 @@ def _attach_runs(by_run: dict[int, dict]) -> None:
     if not by_run:
         return
     runs = Run.objects.filter(pk__in=by_run).only(
-        "pk", "status", "error", "input", "transcript", "model_provider", "conversation_id"
+        "pk",
+        "status",
+        "error",
+        "input",
+        "transcript",
+        "model_provider",
+        "conversation_id",
+        "organization",
     )
     approvals: defaultdict[int, dict[str, ToolApproval]] = defaultdict(dict)
     for approval in (
@@ -170,18 +183,41 @@ def _attach_runs(by_run: dict[int, dict]) -> None:
         .order_by("started_at", "pk")
     ):
         delegations[child.parent_run_id].append(child)
+    # A compaction setting that could not work, said once per run: booked on a request's step.
+    skipped = {
+        run_id: detail["compaction_skipped"]
+        for run_id, detail in RunStep.objects.filter(
+            run_id__in=by_run, detail__has_key="compaction_skipped"
+        ).values_list("run_id", "detail")
+    }
     for run in runs:
         turn = by_run[run.pk]
+        if run.pk in skipped:
+            turn["compaction_notice"] = compaction_skipped_sentence(skipped[run.pk])
         turn["run_status"] = run.status
         turn["status_label"] = RunStatus(run.status).label
         turn["simulated"] = run.model_provider == "offline"
         if run.error and run.status != RunStatus.COMPLETED:
             turn["error"] = run.error
         turn["blocks"] = _blocks(run, turn["content"], approvals[run.pk], questions[run.pk])
+        # Background delegations that settled after the answer, drawn after it.
+        turn["blocks"].extend({"kind": "text", "text": n} for n in turn.pop("notices", []))
         turn["delegations"] = delegations[run.pk]
         turn["has_pending_card"] = any(
             b["kind"] in ("approval", "question") and b["pending"] for b in turn["blocks"]
         )
+
+
+def compaction_skipped_sentence(notice: dict) -> str:
+    """What the chat says of a compaction setting that cannot work (static/runs/chat.js says the
+    same live): the overhead and the window it was measured against, the pair someone needs to
+    pick a number that works."""
+    return (
+        "Compaction is skipped: the instructions and tool schemas alone are about "
+        f"{notice.get('overhead_tokens')} tokens, above its trigger of "
+        f"{notice.get('trigger_tokens')} tokens (a {notice.get('window_tokens')}-token window). "
+        "A larger context_window or a higher max_fraction would let it work."
+    )
 
 
 def _own_messages(run: Run) -> list:
@@ -194,11 +230,17 @@ def _own_messages(run: Run) -> list:
     start = None
     for index, message in enumerate(stored):
         if message.get("kind") == "request" and any(
-            part.get("part_kind") == "user-prompt" and part.get("content") == run.input
-            for part in message.get("parts") or []
+            is_prompt(part, run.input) for part in message.get("parts") or []
         ):
             start = index
-    return ModelMessagesTypeAdapter.validate_python(stored[start or 0 :]) if stored else []
+    if not stored:
+        return []
+    own = restored_transcript(
+        stored[start or 0 :],
+        organization_id=run.organization_id,
+        conversation_id=run.conversation_id,
+    )
+    return ModelMessagesTypeAdapter.validate_python(own)
 
 
 class _Blocks:

@@ -27,6 +27,14 @@
     });
   }
   if (transcript) { transcript.scrollTop = transcript.scrollHeight; }
+  var deleteForm = document.querySelector("form.conversation-delete");
+  if (deleteForm) {
+    deleteForm.addEventListener("submit", function (event) {
+      if (!window.confirm("Delete this conversation? Its messages and stored images cannot be brought back.")) {
+        event.preventDefault();
+      }
+    });
+  }
   if (!form) { return; }
   var statusLine = document.getElementById("chat-status");
   var costLine = document.getElementById("chat-cost");
@@ -256,6 +264,11 @@
     card.dataset.runId = runId;
     var title = el("p", "card-title");
     title.appendChild(el("strong", "", "The agent asks"));
+    if (frame.delegate) {
+      // A delegate asking through the run's own channel (allow_questions): named, as its calls are.
+      title.appendChild(document.createTextNode(" — asked by the delegate "));
+      title.appendChild(el("strong", "delegate-name", frame.delegate.name));
+    }
     card.appendChild(title);
     // Conversations are their owner's, and a chat run's questions ask the person who started it.
     var answer = el("form", "answer");
@@ -502,6 +515,11 @@
         if (!fresh) { return; }
         turn.replaceWith(fresh);
         wireCards(fresh);
+        // The stored turn says the compaction notice itself (and a reload says it again).
+        if (compactionLine && fresh.querySelector(".compaction-notice")) {
+          compactionLine.hidden = true;
+          compactionLine.textContent = "";
+        }
         transcript.scrollTop = transcript.scrollHeight;
       })
       .catch(function () { /* the live drawing stays; a reload shows the stored one */ });
@@ -597,7 +615,9 @@
             var asked = document.getElementById("question-card-" + frame.question_id);
             if (!asked) {
               asked = questionCard(frame, runId);
-              body().appendChild(asked);
+              // A delegate's question is answered from its card inside the delegate's own panel.
+              var panel = frame.delegate ? panelBody(frame.delegate.task_id) : null;
+              (panel || body()).appendChild(asked);
             }
             wireQuestionCard(asked);
             break;

@@ -699,6 +699,9 @@ def test_a_sync_delegate_asks_the_parents_person_and_continues_with_the_answer(o
     assert question.asked_user_id == member.pk  # the run's own person, never a model
     task_id = run.paused_state["delegates"][0]["task_id"]
     assert question.tool_call_id.startswith(task_id + "/")
+    # The card names the delegate asking, so the chat draws it inside that delegate's panel.
+    frame = [f for f in frames_after(run.pk) if f["type"] == "question"][0]
+    assert frame["delegate"] == {"name": "helper", "task_id": task_id, "agent_id": helper.pk}
     header = question.questions[0]
     choice = header["options"][0]["label"]
     question_answer(
