@@ -144,6 +144,52 @@ def spend_rows_by_agent(runs: QuerySet) -> QuerySet:
     )
 
 
+# A delegated row's root: the top-level run of its tree. A delegated row's parent is its nearest
+# published ancestor's row, and delegation nests at most three levels under the run someone
+# started (the subagents capability's ``max_depth`` ≤ 3), so four hops always reach the root.
+_ANCESTOR_PATHS = ("parent_run", "parent_run__parent_run", "parent_run__parent_run__parent_run")
+
+
+def crossing_floor_trees(scope: SpendScope, window: SpendWindow) -> dict[int, int]:
+    """Trees that cross the window's start with an unpriced request inside it, per agent (#620).
+
+    A tree whose top-level row started before the window while a delegated row of it started
+    inside: the top-level row, which would carry the floor mark, is outside every aggregate of
+    the page, while the delegate's own spend is inside By provider and By key. So the tree is
+    counted by the delegate — on the agent that ran it, once per tree however many delegations
+    cross the edge, and only when the delegate's own requests (its row's ``cost_is_partial``: its
+    requests and its inline specialists') were unpriced. A priced delegation under an unpriced
+    parent outside the window raises nothing: the window's money is exact.
+    """
+    rows = (
+        window_runs(scope, window, top_level=False)
+        .filter(parent_run__isnull=False, cost_is_partial=True)
+        .annotate(
+            root_id=Coalesce(
+                F("parent_run__parent_run__parent_run_id"),
+                F("parent_run__parent_run_id"),
+                F("parent_run_id"),
+            ),
+            root_started=Coalesce(
+                *(
+                    Coalesce(F(f"{path}__started_at"), F(f"{path}__created_at"))
+                    for path in reversed(_ANCESTOR_PATHS)
+                )
+            ),
+        )
+        .filter(root_started__lt=window.since)
+        .order_by("started", "pk")
+        .values_list("root_id", "agent_id")
+    )
+    first_of_tree: dict[int, int] = {}
+    for root_id, agent_id in rows:
+        first_of_tree.setdefault(root_id, agent_id)
+    per_agent: dict[int, int] = defaultdict(int)
+    for agent_id in first_of_tree.values():
+        per_agent[agent_id] += 1
+    return dict(per_agent)
+
+
 # --- GET /spend -------------------------------------------------------------------------------
 
 
@@ -157,7 +203,10 @@ def spend_totals(scope: SpendScope, window: SpendWindow) -> dict:
         "model_usd": model,
         "ingestion_usd": ingestion,
         "run_count": runs["run_count"],
-        "partial_run_count": runs["partial_run_count"],
+        # Trees crossing the window's start count by their unpriced delegate (#620), so this one
+        # figure is the sum of By agent's and governs every breakdown of the page.
+        "partial_run_count": runs["partial_run_count"]
+        + sum(crossing_floor_trees(scope, window).values()),
     }
 
 
@@ -192,6 +241,7 @@ def spend_by_agent(
     """
     Agent = apps.get_model("agents", "Agent")
     window_rows = {row["agent_id"]: row for row in spend_rows_by_agent(window_runs(scope, window))}
+    crossing = crossing_floor_trees(scope, window)
     month_entries = LedgerEntry.objects.filter(
         organization=scope.organization, month=month_of(now), agent__isnull=False
     )
@@ -233,7 +283,8 @@ def spend_by_agent(
                 "agent_name": agent.name,
                 "cost_usd": _money(window_row.get("cost_usd")),
                 "run_count": window_row.get("run_count", 0),
-                "partial_run_count": window_row.get("partial_run_count", 0),
+                "partial_run_count": window_row.get("partial_run_count", 0)
+                + crossing.get(agent.pk, 0),
                 "month_to_date_usd": _money(month_row.get("total")),
                 "month_to_date_is_partial": bool(month_row.get("unpriced")),
                 "monthly_cap_usd": None if agent.cap is None else Decimal(agent.cap),

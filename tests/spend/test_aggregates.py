@@ -287,3 +287,46 @@ def test_a_window_in_the_past_does_not_move_the_month_to_date(org, member):
     )
     row = _row(spend_by_agent(SpendScope(organization=org), past), agent_name="Helper")
     assert row["cost_usd"] == Decimal("0") and row["month_to_date_usd"] >= Decimal("0.10")
+
+
+def test_a_tree_crossing_the_window_start_is_counted_by_its_unpriced_delegate(org, member):
+    """#620: the parent's row is before the window, so it is outside every aggregate of the page;
+    the delegate's own spend is inside By provider and By key, so its floor lands on the agent
+    that ran it — once per tree, however many of its delegations cross the edge."""
+    parent_agent = published_agent(org, name="Orchestrator")
+    delegate = published_agent(org, name="Researcher")
+    nested = published_agent(org, name="Summariser")
+    window = _window(7)
+    before = window.since - dt.timedelta(hours=3)
+    inside = window.since + dt.timedelta(hours=1)
+
+    # One tree, two unpriced delegations inside the window (one nested under the other): 1.
+    root = finished_run(parent_agent, cost="0.50", user=member, started_at=before, partial=True)
+    child = finished_run(delegate, cost="0.10", parent=root, started_at=inside, partial=True)
+    finished_run(
+        delegate, cost="0.05", parent=root, started_at=inside + dt.timedelta(minutes=5), partial=True
+    )
+    finished_run(
+        nested, cost="0.01", parent=child, started_at=inside + dt.timedelta(minutes=1), partial=True
+    )
+    # A priced delegation under an unpriced parent outside the window: the window's money is
+    # exact, so no floor.
+    other_root = finished_run(parent_agent, cost="0.30", user=member, started_at=before, partial=True)
+    finished_run(nested, cost="0.02", parent=other_root, started_at=inside, partial=False)
+    # A tree wholly inside the window is counted by its top-level row, as before.
+    inner_root = finished_run(parent_agent, cost="0.20", user=member, started_at=inside, partial=True)
+    finished_run(delegate, cost="0.03", parent=inner_root, started_at=inside, partial=True)
+
+    scope = SpendScope(organization=org)
+    rows = spend_by_agent(scope, window)
+    assert _row(rows, agent_name="Researcher")["partial_run_count"] == 1
+    assert _row(rows, agent_name="Summariser")["partial_run_count"] == 0
+    assert _row(rows, agent_name="Orchestrator")["partial_run_count"] == 1
+    # One figure governs the page: the total is By agent's sum.
+    assert spend_totals(scope, window)["partial_run_count"] == 2
+    assert sum(row["partial_run_count"] for row in rows) == 2
+
+    # A window that also holds the parents counts each tree once, by its top-level row.
+    wide = _window(30)
+    assert _row(spend_by_agent(scope, wide), agent_name="Researcher")["partial_run_count"] == 0
+    assert spend_totals(scope, wide)["partial_run_count"] == 3
