@@ -13,3 +13,8 @@ class NotificationsConfig(AppConfig):
     name = "apps.notifications"
     label = "notifications"
     verbose_name = "Notifications"
+
+    def ready(self) -> None:
+        # The budget warning is enqueued by name from apps.spend: its task must be registered in
+        # every process that books spend.
+        from . import tasks  # noqa: F401

@@ -202,6 +202,93 @@ def notify_org_cap_reached(*, organization, limit_usd=None) -> int:
         return 0
 
 
+def _days_left(month: dt.date, today: dt.date) -> int:
+    """Whole UTC days left in ``month`` from ``today``, today included (0 once it is over)."""
+    following = (month.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
+    if today >= following:
+        return 0
+    return (following - max(today, month)).days
+
+
+def notify_budget_warning(
+    *, counter_id: int, fractions, spent_usd, limit_usd, today: dt.date | None = None
+) -> int:
+    """A cap is approaching: its audience hears the figure, the cap and the days left in the
+    month — once per threshold and month (a ``BudgetWarningSent`` row per counter and threshold;
+    a new month is a new counter). A booking that crossed several thresholds at once sends the
+    highest and marks the lower ones, so 80% never arrives after 95%.
+
+    The agent's cap warns its spec's budget audience; the organization's cap warns the admins
+    whatever any spec says (an agent cannot silence a limit it does not control). Opt-outs
+    subtract last (``_deliver``)."""
+    try:
+        from apps.spend.models import BudgetCounter, BudgetScope
+
+        from .links import link
+        from .models import BudgetWarningSent
+
+        counter = BudgetCounter.objects.select_related(
+            "organization", "agent__organization", "agent__current_version"
+        ).get(pk=counter_id)
+        spent, limit = Decimal(str(spent_usd)), Decimal(str(limit_usd))
+        fractions = sorted(Decimal(str(f)) for f in fractions)
+        if not fractions or limit <= 0:
+            return 0
+        created = {}
+        for fraction in fractions:
+            with transaction.atomic():
+                _, created[fraction] = BudgetWarningSent.objects.get_or_create(
+                    counter=counter,
+                    threshold=fraction,
+                    defaults={"spent_usd": spent, "limit_usd": limit},
+                )
+        highest = fractions[-1]
+        if not created[highest]:
+            return 0  # already sent this month (a second delivery, or a racing booking)
+        organization = counter.organization
+        month_name = counter.month.strftime("%B %Y")
+        days = _days_left(counter.month, today or timezone.now().astimezone(dt.UTC).date())
+        share = f"{(spent / limit * 100):.0f}%"
+        days_sentence = (
+            f"{days} day{'s' if days != 1 else ''} left in {month_name} (UTC), today included"
+        )
+        figures = f"${spent:.2f} of ${limit:.2f} ({share})"
+        if counter.scope == BudgetScope.ORGANIZATION:
+            users = resolve_audience(organization, ["admins"])
+            subject = f"{organization.name} has used {highest * 100:.0f}% of its monthly budget"
+            body = (
+                f"{organization.name} has spent {figures} of its organization-wide monthly cap, "
+                f"with {days_sentence}. When the cap is reached every agent of the organization "
+                f"stops before its next model request.\n\n"
+                f"The cap is edited in the organization's settings: "
+                f"{link(f'/orgs/{organization.pk}/', organization)}\n"
+            )
+            target = link(f"/orgs/{organization.pk}/", organization)
+        else:
+            agent = counter.agent
+            spec = agent.current_version.frozen_spec if agent.current_version_id else None
+            roles, chosen = configured_audience(spec, "budget")
+            users = resolve_audience(organization, roles, agent=agent, chosen_user_ids=chosen)
+            subject = f"{agent.name} has used {highest * 100:.0f}% of its monthly budget"
+            body = (
+                f"{agent.name} in {organization.name} has spent {figures} of its own monthly "
+                f"cap, with {days_sentence}. When the cap is reached its runs stop before their "
+                f"next model request.\n\nThe cap is edited on the agent: {agent_link(agent)}\n"
+            )
+            target = agent_link(agent)
+        return _deliver(
+            organization=organization,
+            kind=AlertKind.BUDGET,
+            users=users,
+            subject=subject,
+            body=body,
+            link=target,
+        )
+    except Exception:
+        logger.exception("budget warning for counter %s failed", counter_id)
+        return 0
+
+
 def send_agent_usage_report(*, agent, period: str, since: dt.datetime, until: dt.datetime) -> int:
     """One agent's usage report over [since, until), once per period (a second call for the same
     period sends nothing). An agent that ran nothing gets no report (seed 003: a "0 runs, $0.00"

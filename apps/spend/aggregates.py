@@ -49,7 +49,7 @@ from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Coalesce, Greatest, TruncDate
 from django.utils import timezone
 
-from agenticos.money import usd_field
+from agenticos.money import DEFAULT_BUDGET_WARN_AT, budget_warn_at_checked, usd_field
 from apps.orgs.models import Organization
 from apps.orgs.permissions import RUNS_VIEW, has_org_permission
 
@@ -299,6 +299,75 @@ def spend_by_agent(
         )
     )
     return rows
+
+
+def _warn_fractions(values) -> list[Decimal]:
+    try:
+        return budget_warn_at_checked(values if values is not None else DEFAULT_BUDGET_WARN_AT)
+    except ValueError:
+        return []
+
+
+def caps_approaching(scope: SpendScope, *, month: dict, by_agent: list[dict]) -> list[dict]:
+    """The dashboard's margin card: every cap whose month has reached one of its warning
+    thresholds (the organization's from its settings, each agent's from its published spec's
+    alerts.budget.warn_at), so a cap is seen approaching before ``budget_exceeded`` shows up in
+    the run history. ``month`` and ``by_agent`` are month_to_date's and spend_by_agent's answers
+    (the same figures the card prints). Closest to its cap first."""
+    Agent = apps.get_model("agents", "Agent")
+    found = []
+
+    def consider(kind, name, agent_id, spent, cap, fractions, partial):
+        if not cap or not fractions:
+            return
+        used = spent / cap
+        crossed = [f for f in fractions if used >= f]
+        if crossed:
+            found.append(
+                {
+                    "kind": kind,
+                    "name": name,
+                    "agent_id": agent_id,
+                    "spent_usd": spent,
+                    "spent_is_partial": partial,
+                    "cap_usd": cap,
+                    "used_percent": int(used * 100),
+                    "threshold_percent": int(crossed[-1] * 100),
+                    "reached": used >= 1,
+                }
+            )
+
+    if not scope.is_own:
+        consider(
+            "organization",
+            scope.organization.name,
+            None,
+            month["month_to_date_usd"],
+            month["monthly_cap_usd"],
+            _warn_fractions(scope.organization.budget_warn_at),
+            month["month_to_date_is_partial"],
+        )
+    capped = {row["agent_id"]: row for row in by_agent if row["monthly_cap_usd"]}
+    warn_at = dict(
+        Agent.objects.filter(organization=scope.organization, pk__in=capped).values_list(
+            "pk",
+            KeyTransform(
+                "warn_at",
+                KeyTransform("budget", KeyTransform("alerts", "current_version__spec")),
+            ),
+        )
+    )
+    for agent_id, row in capped.items():
+        consider(
+            "agent",
+            row["agent_name"],
+            agent_id,
+            row["month_to_date_usd"],
+            row["monthly_cap_usd"],
+            _warn_fractions(warn_at.get(agent_id)),
+            row["month_to_date_is_partial"],
+        )
+    return sorted(found, key=lambda item: (-item["spent_usd"] / item["cap_usd"], item["name"]))
 
 
 def _own_spend_rows(scope: SpendScope, window: SpendWindow) -> QuerySet:

@@ -304,17 +304,25 @@ def test_a_tree_crossing_the_window_start_is_counted_by_its_unpriced_delegate(or
     root = finished_run(parent_agent, cost="0.50", user=member, started_at=before, partial=True)
     child = finished_run(delegate, cost="0.10", parent=root, started_at=inside, partial=True)
     finished_run(
-        delegate, cost="0.05", parent=root, started_at=inside + dt.timedelta(minutes=5), partial=True
+        delegate,
+        cost="0.05",
+        parent=root,
+        started_at=inside + dt.timedelta(minutes=5),
+        partial=True,
     )
     finished_run(
         nested, cost="0.01", parent=child, started_at=inside + dt.timedelta(minutes=1), partial=True
     )
     # A priced delegation under an unpriced parent outside the window: the window's money is
     # exact, so no floor.
-    other_root = finished_run(parent_agent, cost="0.30", user=member, started_at=before, partial=True)
+    other_root = finished_run(
+        parent_agent, cost="0.30", user=member, started_at=before, partial=True
+    )
     finished_run(nested, cost="0.02", parent=other_root, started_at=inside, partial=False)
     # A tree wholly inside the window is counted by its top-level row, as before.
-    inner_root = finished_run(parent_agent, cost="0.20", user=member, started_at=inside, partial=True)
+    inner_root = finished_run(
+        parent_agent, cost="0.20", user=member, started_at=inside, partial=True
+    )
     finished_run(delegate, cost="0.03", parent=inner_root, started_at=inside, partial=True)
 
     scope = SpendScope(organization=org)
