@@ -154,6 +154,61 @@ def notify_run_parked(*, run_id: int) -> int:
         return 0
 
 
+def notify_approval_expiring(*, run_id: int, approval_ids, expires_at: dt.datetime) -> int:
+    """The expiry reminder: the calls of one run will be denied by time at ``expires_at`` unless
+    someone decides. Split like the approvals alert: whoever has approvals:decide gets the
+    reminder with the link to the queue; the rest of the audience the fact, without a link."""
+    from apps.approvals.models import ToolApproval
+    from apps.runs.models import Run
+
+    run = Run.objects.select_related("organization", "agent", "agent_version", "user").get(
+        pk=run_id
+    )
+    organization, agent = run.organization, run.agent
+    tools = sorted(
+        set(
+            ToolApproval.objects.filter(pk__in=approval_ids, status="pending").values_list(
+                "tool_name", flat=True
+            )
+        )
+    )
+    if not tools:
+        return 0
+    spec = run.agent_version.frozen_spec
+    roles, chosen = configured_audience(spec, "approvals")
+    audience = resolve_audience(organization, roles, agent=agent, run=run, chosen_user_ids=chosen)
+    deciders = [u for u in audience if has_org_permission(u, organization, APPROVALS_DECIDE)]
+    others = [u for u in audience if u not in deciders]
+    calls = ", ".join(tools)
+    when = f"{expires_at.astimezone(dt.UTC):%Y-%m-%d %H:%M} UTC"
+    queue = approvals_queue_link(organization)
+    sent = _deliver(
+        organization=organization,
+        kind=AlertKind.APPROVALS,
+        users=deciders,
+        subject=f"{agent.name}: an approval expires at {when}",
+        body=(
+            f"Run #{run.pk} of {agent.name} in {organization.name} is still waiting for a decision "
+            f"on {calls}. Unless someone decides by {when} "
+            f"(APPROVAL_EXPIRY_HOURS), the call is denied for lack of time and the run is "
+            f"cancelled.\n\nReview the request: {queue}\n"
+        ),
+        link=queue,
+    )
+    sent += _deliver(
+        organization=organization,
+        kind=AlertKind.APPROVALS,
+        users=others,
+        subject=f"{agent.name}: an approval expires at {when}",
+        body=(
+            f"Run #{run.pk} of {agent.name} in {organization.name} is still held for approval of "
+            f"{calls}. Unless an {_roles_sentence()} of the organization decides by {when}, the "
+            "call is denied for lack of time and the run is cancelled. Nothing is asked of you.\n"
+        ),
+    )
+    return sent
+
+
 def notify_agent_budget_reached(*, agent, spent_usd=None, limit_usd=None) -> int:
     """The agent's own cap bound: the spec's budget audience (default admins and the agent's owner)."""
     try:

@@ -188,14 +188,10 @@ def test_the_organizations_thresholds_are_its_settings(org, owner, member):
 @pytest.mark.django_db
 def test_the_org_settings_api_takes_budget_warn_at_with_a_422_naming_it(org, owner, client_for):
     client = client_for(owner, org)
-    response = client.patch(
-        f"/api/v1/orgs/{org.pk}/", {"budget_warn_at": ["0.6"]}, format="json"
-    )
+    response = client.patch(f"/api/v1/orgs/{org.pk}/", {"budget_warn_at": ["0.6"]}, format="json")
     assert response.status_code == 200, response.json()
     assert response.json()["budget_warn_at"] == ["0.6000"]
-    response = client.patch(
-        f"/api/v1/orgs/{org.pk}/", {"budget_warn_at": ["2"]}, format="json"
-    )
+    response = client.patch(f"/api/v1/orgs/{org.pk}/", {"budget_warn_at": ["2"]}, format="json")
     assert response.status_code == 422 and "budget_warn_at" in response.json()
 
 
