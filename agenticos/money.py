@@ -23,7 +23,7 @@ def usd_field(**options) -> models.DecimalField:
 # Budget warnings come before the wall: at these fractions of a monthly cap (an agent's, in its
 # spec under alerts.budget.warn_at; the organization's, in its settings) the budget alert's
 # audience hears how close the cap is, once per threshold and calendar month.
-DEFAULT_BUDGET_WARN_AT = ("0.80", "0.95")
+DEFAULT_BUDGET_WARN_AT = ("0.8", "0.95")
 MAX_BUDGET_WARNINGS = 5
 
 
@@ -44,7 +44,8 @@ def budget_warn_at_checked(values) -> list[Decimal]:
             raise ValueError(
                 "each warning threshold is a fraction of the cap above 0 and below 1 (0.8 is 80%)"
             )
-        fractions.append(fraction.quantize(Decimal("0.0001")))
+        # Four places at most, written in their shortest form ("0.8", not "0.8000").
+        fractions.append(fraction.quantize(Decimal("0.0001")).normalize())
     if len(fractions) > MAX_BUDGET_WARNINGS:
         raise ValueError(f"at most {MAX_BUDGET_WARNINGS} warning thresholds")
     if len(set(fractions)) != len(fractions):

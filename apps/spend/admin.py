@@ -7,7 +7,7 @@ from django.contrib import admin
 from agenticos.admin_base import ReadOnlyAdmin, export_actions
 from apps.audit.exports import ExportTable
 
-from .models import BudgetCounter, Ledger, LedgerEntry
+from .models import BudgetCounter, Ledger, LedgerEntry, ModelPrice
 
 SPEND_COLUMNS = (
     "run_id",
@@ -106,3 +106,25 @@ class BudgetCounterAdmin(ReadOnlyAdmin):
     list_filter = ("scope", "month", "organization")
     search_fields = ("organization__name", "agent__name")
     list_select_related = ("organization", "agent")
+
+
+@admin.register(ModelPrice)
+class ModelPriceAdmin(admin.ModelAdmin):
+    """An operator's price for a model genai-prices does not know, from a date on; applied to
+    the ledger by ``agenticos reprice`` (docs/budgets.md, "Repricing a floor")."""
+
+    list_display = (
+        "model_name",
+        "provider",
+        "input_usd_per_million",
+        "output_usd_per_million",
+        "applies_from",
+        "created_by",
+    )
+    search_fields = ("model_name", "provider")
+    readonly_fields = ("created_by", "created_at")
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            obj.created_by = request.user
+        super().save_model(request, obj, form, change)

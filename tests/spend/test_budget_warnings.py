@@ -173,10 +173,10 @@ def test_the_organization_caps_warning_goes_to_the_admins_whatever_a_spec_says(
 
 @pytest.mark.django_db
 def test_the_organizations_thresholds_are_its_settings(org, owner, member):
-    assert org.budget_warn_at == ["0.80", "0.95"]
+    assert org.budget_warn_at == ["0.8", "0.95"]
     organization_update(actor=owner, organization=org, budget_warn_at=[0.5, 0.9])
     org.refresh_from_db()
-    assert org.budget_warn_at == ["0.5000", "0.9000"]
+    assert org.budget_warn_at == ["0.5", "0.9"]
     from django.core.exceptions import PermissionDenied, ValidationError
 
     with pytest.raises(ValidationError):
@@ -190,7 +190,7 @@ def test_the_org_settings_api_takes_budget_warn_at_with_a_422_naming_it(org, own
     client = client_for(owner, org)
     response = client.patch(f"/api/v1/orgs/{org.pk}/", {"budget_warn_at": ["0.6"]}, format="json")
     assert response.status_code == 200, response.json()
-    assert response.json()["budget_warn_at"] == ["0.6000"]
+    assert response.json()["budget_warn_at"] == ["0.6"]
     response = client.patch(f"/api/v1/orgs/{org.pk}/", {"budget_warn_at": ["2"]}, format="json")
     assert response.status_code == 422 and "budget_warn_at" in response.json()
 
