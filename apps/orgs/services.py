@@ -73,6 +73,24 @@ def organization_create(
 _ORGANIZATION_SETUP_HOOKS: list = []
 
 
+_ORGANIZATION_FIGURES_HOOKS: list = []
+
+
+def on_organization_figures(hook) -> None:
+    """``hook(organization, reader) -> dict``: figures another app adds to the organization's own
+    row (GET /orgs/{id}) — the spend app's month to date beside the cap it is measured against.
+    Orgs is the ground floor and reads no spend itself (STYLE.md, "Which way the imports point")."""
+    if hook not in _ORGANIZATION_FIGURES_HOOKS:
+        _ORGANIZATION_FIGURES_HOOKS.append(hook)
+
+
+def organization_figures(organization: Organization, reader) -> dict:
+    figures: dict = {}
+    for hook in _ORGANIZATION_FIGURES_HOOKS:
+        figures.update(hook(organization, reader))
+    return figures
+
+
 def on_organization_setup(hook) -> None:
     if hook not in _ORGANIZATION_SETUP_HOOKS:
         _ORGANIZATION_SETUP_HOOKS.append(hook)

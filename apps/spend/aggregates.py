@@ -36,6 +36,7 @@ from typing import Any
 
 from django.apps import apps
 from django.db.models import (
+    Case,
     Count,
     F,
     OuterRef,
@@ -44,6 +45,7 @@ from django.db.models import (
     Subquery,
     Sum,
     Value,
+    When,
 )
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Coalesce, Greatest, TruncDate
@@ -228,6 +230,19 @@ def month_to_date(scope: SpendScope, *, now: dt.datetime | None = None) -> dict:
     }
 
 
+def organization_month_figures(organization, reader) -> dict:
+    """The organization's month to date for its own row (GET /orgs/{id}); spend is a runs:view
+    read (seed 003), so a reader without it gets the row without the figure, not a refusal."""
+    if not has_org_permission(reader, organization, RUNS_VIEW):
+        return {}
+    month = month_to_date(SpendScope(organization=organization))
+    return {
+        "month": month["month"],
+        "month_to_date_usd": str(month["month_to_date_usd"]),
+        "month_to_date_is_partial": month["month_to_date_is_partial"],
+    }
+
+
 def spend_by_agent(
     scope: SpendScope, window: SpendWindow, *, now: dt.datetime | None = None
 ) -> list[dict]:
@@ -371,20 +386,38 @@ def caps_approaching(scope: SpendScope, *, month: dict, by_agent: list[dict]) ->
 
 
 def _own_spend_rows(scope: SpendScope, window: SpendWindow) -> QuerySet:
-    """Every row of the window, delegated ones included, with its *own* spend: its cost minus
-    that of its direct delegations. Nested delegations are discounted by their own parent, once,
-    so summed over every row it is still the bill (seed 003, "Las dos preguntas sobre el
-    proveedor necesitan una tercera respuesta")."""
-    children = (
-        _run_model()
-        .objects.filter(parent_run=OuterRef("pk"))
+    """Every row of the window, delegated ones included, with its *own* spend, so that summed
+    over every row it is still the bill and each provider is paid what it was (seed 003, "Las
+    dos preguntas sobre el proveedor necesitan una tercera respuesta").
+
+    A delegated row's cost is already its own: its agent's requests and its inline specialists',
+    never its published delegates' (they have rows of their own; docs/delegation.md). A
+    top-level row's cost is the whole ledger of its tree, so its own spend is that minus every
+    delegated row of the tree — at any depth, not only its direct delegations: subtracting a
+    grandchild from its parent's row as well would take it off twice, moving its money from its
+    parent's provider to the root's (found by the reconciliation test)."""
+    Run = _run_model()
+    descendants = (
+        Run.objects.filter(
+            Q(parent_run=OuterRef("pk"))
+            | Q(parent_run__parent_run=OuterRef("pk"))
+            | Q(parent_run__parent_run__parent_run=OuterRef("pk"))
+        )
         .order_by()
-        .values("parent_run")
+        .values("organization_id")  # one group: a tree is one organization's
         .annotate(total=Sum(RUN_SPENT))
         .values("total")
     )
     return window_runs(scope, window, top_level=False).annotate(
-        own_spent=F("spent") - Coalesce(Subquery(children, output_field=MONEY_FIELD), Value(ZERO))
+        own_spent=Case(
+            When(
+                parent_run__isnull=True,
+                then=F("spent")
+                - Coalesce(Subquery(descendants, output_field=MONEY_FIELD), Value(ZERO)),
+            ),
+            default=F("spent"),
+            output_field=MONEY_FIELD,
+        )
     )
 
 

@@ -174,15 +174,17 @@ def test_by_provider_sums_each_runs_own_spend_so_it_is_both_the_attribution_and_
     assert sum(row["cost_usd"] for row in rows) == Decimal("1.00")
 
 
-def test_nested_delegations_are_discounted_once_by_their_own_parent(org, member):
+def test_nested_delegations_are_discounted_once_by_the_root_of_their_tree(org, member):
+    # As the runner writes them: the root row is the whole ledger ($1.00); a delegated row is
+    # its own agent's requests only — the middle's $0.50 does not hold its delegate's $0.20.
     a, b, c = (published_agent(org, name=name) for name in ("A", "B", "C"))
     root = finished_run(a, cost="1.00", user=member, provider="openai")
     middle = finished_run(b, cost="0.50", parent=root, provider="anthropic")
     finished_run(c, cost="0.20", parent=middle, provider="openrouter")
     rows = spend_by_provider(SpendScope(organization=org), _window())
     assert {row["provider"]: row["cost_usd"] for row in rows} == {
-        "openai": Decimal("0.50"),
-        "anthropic": Decimal("0.30"),
+        "openai": Decimal("0.30"),
+        "anthropic": Decimal("0.50"),
         "openrouter": Decimal("0.20"),
     }
 

@@ -53,6 +53,18 @@ class OrganizationViewSet(
             pk=self.request.organization.pk
         )
 
+    def retrieve(self, request, *args, **kwargs):
+        """The organization with its monthly cap and — for a reader with runs:view — its month
+        to date against it (`month`, `month_to_date_usd`, `month_to_date_is_partial`): the same
+        figure the Spend page and the Dashboard print, and the guard's counter."""
+        organization = self.get_object()
+        return Response(
+            {
+                **OrganizationSerializer(organization).data,
+                **services.organization_figures(organization, request.user),
+            }
+        )
+
     @extend_schema(request=OrganizationUpdateSerializer, responses={200: OrganizationSerializer})
     def partial_update(self, request, pk=None):
         organization = get_object_or_404(self.get_queryset(), pk=pk)
