@@ -76,17 +76,19 @@ def cast_for(organization, owner, member, base_url: str) -> Cast:
     a["custom"] = published_agent(
         organization, name="Custom", model_profile_id=unpriced.pk, created_by=owner
     )
+    # The tree follows the offline model's /call scripts down to its leaf, which answers on the
+    # model genai-prices does not know: an unpriced request three levels down.
     a["leaf"] = published_agent(
-        organization, name="Leaf", model_profile_id=priced.pk, capabilities=[{"id": "planning"}]
+        organization, name="Leaf", model_profile_id=unpriced.pk, capabilities=[{"id": "planning"}]
     )
-    a["third"] = delegating(organization, a["leaf"], name="Third", model_profile_id=unpriced.pk)
+    a["third"] = delegating(organization, a["leaf"], name="Third")
     a["second"] = delegating(
         organization, a["third"], name="Second", config={"max_depth": 2, "inline": [WRITER]}
     )
     a["root"] = delegating(
         organization, a["second"], name="Orchestrator", config={"max_depth": 3, "inline": [WRITER]}
     )
-    a["capped"] = published_agent(organization, name="Capped", budget={"monthly_usd": "0.0001"})
+    a["capped"] = published_agent(organization, name="Capped", budget={"monthly_usd": "0.01"})
     a["broken"] = published_agent(
         organization, name="Broken", model_profile_id=broken.pk, capabilities=[{"id": "planning"}]
     )
@@ -189,7 +191,9 @@ def build_month(cast: Cast, *, seed: int, runs: int = 24, now: dt.datetime | Non
 
     # A budget-stopped run (a tiny cap binds after its first request), a failed one (the provider
     # answers 500 after a tool call, so one request is billed) and a cancelled parked one.
-    specials["budget"] = run_of(member, org, a["capped"], "/steps 4")
+    # About 4,000 input tokens ($0.012 offline): the first request is admitted under the $0.01 cap,
+    # the second refused before it is sent.
+    specials["budget"] = run_of(member, org, a["capped"], "/steps 4\n" + "context " * 2000)
     specials["failed"] = run_of(member, org, a["broken"], "use the plan")
     parked = run_of(member, org, a["gated"], ADD)
     specials["cancelled"] = run_cancel(actor=owner, run=parked)
@@ -257,6 +261,7 @@ def build_month(cast: Cast, *, seed: int, runs: int = 24, now: dt.datetime | Non
     ):
         at = midnight + dt.timedelta(seconds=-20 + 10 * index)
         LedgerEntry.objects.filter(pk=entry.pk).update(created_at=at, month=month_of(at))
+    Run.objects.filter(pk=late.pk).update(ended_at=at)
     specials["midnight"] = late
 
     # The counters are a cache of the ledger: recomputed from the entries by the reaper's own
