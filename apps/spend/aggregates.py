@@ -36,16 +36,12 @@ from typing import Any
 
 from django.apps import apps
 from django.db.models import (
-    Case,
     Count,
     F,
-    OuterRef,
     Q,
     QuerySet,
-    Subquery,
     Sum,
     Value,
-    When,
 )
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Coalesce, Greatest, TruncDate
@@ -146,12 +142,6 @@ def spend_rows_by_agent(runs: QuerySet) -> QuerySet:
     )
 
 
-# A delegated row's root: the top-level run of its tree. A delegated row's parent is its nearest
-# published ancestor's row, and delegation nests at most three levels under the run someone
-# started (the subagents capability's ``max_depth`` ≤ 3), so four hops always reach the root.
-_ANCESTOR_PATHS = ("parent_run", "parent_run__parent_run", "parent_run__parent_run__parent_run")
-
-
 def crossing_floor_trees(scope: SpendScope, window: SpendWindow) -> dict[int, int]:
     """Trees that cross the window's start with an unpriced request inside it, per agent (#620).
 
@@ -163,26 +153,47 @@ def crossing_floor_trees(scope: SpendScope, window: SpendWindow) -> dict[int, in
     requests and its inline specialists') were unpriced. A priced delegation under an unpriced
     parent outside the window raises nothing: the window's money is exact.
     """
-    rows = (
-        window_runs(scope, window, top_level=False)
-        .filter(parent_run__isnull=False, cost_is_partial=True)
-        .annotate(
-            root_id=Coalesce(
-                F("parent_run__parent_run__parent_run_id"),
-                F("parent_run__parent_run_id"),
-                F("parent_run_id"),
-            ),
-            root_started=Coalesce(
-                *(
-                    Coalesce(F(f"{path}__started_at"), F(f"{path}__created_at"))
-                    for path in reversed(_ANCESTOR_PATHS)
-                )
-            ),
-        )
-        .filter(root_started__lt=window.since)
-        .order_by("started", "pk")
-        .values_list("root_id", "agent_id")
+    # The unpriced delegated rows of the window are few; their ancestors are walked up by id, a
+    # level per query (at most three), instead of joining the whole window to its parents.
+    Run = _run_model()
+    delegated = Run.objects.filter(
+        organization=scope.organization,
+        parent_run__isnull=False,
+        cost_is_partial=True,
+        # A delegated row is written finished: it always has its start.
+        started_at__gte=window.since,
+        started_at__lte=window.until,
     )
+    if scope.is_own:
+        delegated = delegated.filter(user_id=scope.own_user_id)
+    candidates = list(
+        delegated.order_by("started_at", "pk").values_list("pk", "agent_id", "parent_run_id")
+    )
+    root_of = {pk: parent for pk, _, parent in candidates}
+    known: dict[int, tuple[int | None, dt.datetime]] = {}
+    pending = set(root_of.values())
+    while pending:
+        found = Run.objects.filter(pk__in=pending).values_list(
+            "pk", "parent_run_id", "started_at", "created_at"
+        )
+        pending = set()
+        for pk, parent, started_at, created_at in found:
+            known[pk] = (parent, started_at or created_at)
+            if parent is not None and parent not in known:
+                pending.add(parent)
+
+    def root(pk: int) -> int:
+        while known.get(pk, (None,))[0] is not None:
+            pk = known[pk][0]
+        return pk
+
+    rows = []
+    for _pk, agent_id, parent in candidates:
+        if parent not in known:
+            continue
+        top = root(parent)
+        if known[top][1] < window.since:
+            rows.append((top, agent_id))
     first_of_tree: dict[int, int] = {}
     for root_id, agent_id in rows:
         first_of_tree.setdefault(root_id, agent_id)
@@ -385,60 +396,57 @@ def caps_approaching(scope: SpendScope, *, month: dict, by_agent: list[dict]) ->
     return sorted(found, key=lambda item: (-item["spent_usd"] / item["cap_usd"], item["name"]))
 
 
-def _own_spend_rows(scope: SpendScope, window: SpendWindow) -> QuerySet:
-    """Every row of the window, delegated ones included, with its *own* spend, so that summed
-    over every row it is still the bill and each provider is paid what it was (seed 003, "Las
-    dos preguntas sobre el proveedor necesitan una tercera respuesta").
+def _up(attribute: str):
+    """A delegated row's root's ``attribute``: a delegated row's parent is its nearest published
+    ancestor's row, and delegation nests at most three levels (the subagents capability's
+    ``max_depth`` ≤ 3), so the deepest of three hops that exists is the root."""
+    return Coalesce(
+        F(f"parent_run__parent_run__parent_run__{attribute}"),
+        F(f"parent_run__parent_run__{attribute}"),
+        F(f"parent_run__{attribute}"),
+    )
 
-    A delegated row's cost is already its own: its agent's requests and its inline specialists',
-    never its published delegates' (they have rows of their own; docs/delegation.md). A
-    top-level row's cost is the whole ledger of its tree, so its own spend is that minus every
-    delegated row of the tree — at any depth, not only its direct delegations: subtracting a
-    grandchild from its parent's row as well would take it off twice, moving its money from its
-    parent's provider to the root's (found by the reconciliation test)."""
-    Run = _run_model()
-    descendants = (
-        Run.objects.filter(
-            Q(parent_run=OuterRef("pk"))
-            | Q(parent_run__parent_run=OuterRef("pk"))
-            | Q(parent_run__parent_run__parent_run=OuterRef("pk"))
+
+def _tree_discounts(scope: SpendScope, window: SpendWindow, root_field: str) -> dict:
+    """What each top-level row of the window must give back for its own spend, grouped by its
+    ``root_field``: the spend of every delegated row of its tree, at any depth.
+
+    Own spend (seed 003, "Las dos preguntas sobre el proveedor necesitan una tercera
+    respuesta"): a delegated row's cost is already its own — its agent's requests and its inline
+    specialists', never its published delegates' (they have rows of their own;
+    docs/delegation.md) — while a top-level row's cost is its tree's whole ledger. So the root
+    alone discounts its tree; subtracting a grandchild from its parent's row as well would take
+    it off twice (found by the reconciliation test). Set-based — one grouped query over the
+    delegated rows joined up to their root — not a subquery per row."""
+    rows = (
+        scoped_runs(scope)
+        .filter(parent_run__isnull=False)
+        .annotate(
+            root_started=Coalesce(_up("started_at"), _up("created_at")), root_key=_up(root_field)
         )
+        .filter(root_started__gte=window.since, root_started__lte=window.until)
         .order_by()
-        .values("organization_id")  # one group: a tree is one organization's
-        .annotate(total=Sum(RUN_SPENT))
-        .values("total")
+        .values("root_key")
+        .annotate(total=Sum("spent"))
     )
-    return window_runs(scope, window, top_level=False).annotate(
-        own_spent=Case(
-            When(
-                parent_run__isnull=True,
-                then=F("spent")
-                - Coalesce(Subquery(descendants, output_field=MONEY_FIELD), Value(ZERO)),
-            ),
-            default=F("spent"),
-            output_field=MONEY_FIELD,
-        )
-    )
-
-
-OWN_FIGURES = {
-    "cost_usd": Coalesce(Sum("own_spent"), Value(ZERO), output_field=MONEY_FIELD),
-    "run_count": Count("pk"),
-    "partial_run_count": Count("pk", filter=RUN_IS_PARTIAL),
-}
+    return {row["root_key"]: _money(row["total"]) for row in rows}
 
 
 def spend_by_provider(scope: SpendScope, window: SpendWindow) -> list[dict]:
     """Each provider's own spend over the window's rows (delegated included), most first.
     ``partial_run_count`` counts the summed rows marked as a floor."""
     rows = (
-        _own_spend_rows(scope, window).order_by().values("model_provider").annotate(**OWN_FIGURES)
+        window_runs(scope, window, top_level=False)
+        .order_by()
+        .values("model_provider")
+        .annotate(**WINDOW_FIGURES)
     )
+    discounts = _tree_discounts(scope, window, "model_provider")
     result = [
         {
             # A run refused before its first request never chose a provider.
             "provider": row["model_provider"] or "none",
-            "cost_usd": _money(row["cost_usd"]),
+            "cost_usd": _money(row["cost_usd"]) - discounts.get(row["model_provider"], ZERO),
             "run_count": row["run_count"],
             "partial_run_count": row["partial_run_count"],
         }
@@ -459,14 +467,17 @@ def spend_by_key(scope: SpendScope, window: SpendWindow) -> list[dict]:
     ModelProfile = apps.get_model("agents", "ModelProfile")
     Secret = apps.get_model("vault", "Secret")
     per_version = list(
-        _own_spend_rows(scope, window)
+        window_runs(scope, window, top_level=False)
         .order_by()
         .values(
             "agent_version_id",
             profile_id=KeyTextTransform("model_profile_id", "agent_version__spec"),
         )
-        .annotate(**OWN_FIGURES)
+        .annotate(**WINDOW_FIGURES)
     )
+    discounts = _tree_discounts(scope, window, "agent_version_id")
+    for row in per_version:
+        row["cost_usd"] = _money(row["cost_usd"]) - discounts.pop(row["agent_version_id"], ZERO)
     default_profile = (
         ModelProfile.objects.filter(organization=scope.organization, is_default=True)
         .values_list("pk", flat=True)
