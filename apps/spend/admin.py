@@ -8,6 +8,7 @@ from agenticos.admin_base import ReadOnlyAdmin, export_actions
 from apps.audit.exports import ExportTable
 
 from .models import BudgetCounter, Ledger, LedgerEntry, ModelPrice
+from .services import model_price_delete, model_price_save
 
 SPEND_COLUMNS = (
     "run_id",
@@ -125,6 +126,7 @@ class ModelPriceAdmin(admin.ModelAdmin):
     readonly_fields = ("created_by", "created_at")
 
     def save_model(self, request, obj, form, change):
-        if not change:
-            obj.created_by = request.user
-        super().save_model(request, obj, form, change)
+        model_price_save(actor=request.user, price=obj, created=not change)
+
+    def delete_model(self, request, obj):
+        model_price_delete(actor=request.user, price=obj)

@@ -26,6 +26,7 @@ from psycopg.types.numeric import Int8
 
 from agenticos.loopdb import LoopSession, Statement
 from agenticos.money import budget_warn_at_checked
+from apps.audit.services import record_audit
 
 from .models import BudgetCounter, BudgetScope, EntryKind, Ledger, LedgerEntry
 from .pricing import price_usage
@@ -504,3 +505,42 @@ def budget_counters_reconcile(
             BudgetCounter.objects.filter(pk=counter.pk).update(**changes)
             fixed += 1
     return fixed
+
+
+def _price_details(price) -> dict:
+    return {
+        "provider": price.provider,
+        "model": price.model_name,
+        "input_usd_per_million": str(price.input_usd_per_million),
+        "output_usd_per_million": str(price.output_usd_per_million),
+        "applies_from": price.applies_from.isoformat(),
+    }
+
+
+@transaction.atomic
+def model_price_save(*, actor, price, created: bool):
+    """An operator's price for a model genai-prices does not know (the admin): saved and audited
+    on the deployment's chain in one transaction. ``agenticos reprice`` applies it."""
+    if created:
+        price.created_by = actor
+    price.save()
+    record_audit(
+        actor=actor,
+        organization=None,
+        action="spend.model_price.create" if created else "spend.model_price.change",
+        subject=price,
+        details=_price_details(price),
+    )
+    return price
+
+
+@transaction.atomic
+def model_price_delete(*, actor, price) -> None:
+    record_audit(
+        actor=actor,
+        organization=None,
+        action="spend.model_price.delete",
+        subject=price,
+        details=_price_details(price),
+    )
+    price.delete()

@@ -157,3 +157,27 @@ def test_bad_arguments_are_refused_by_name():
         call_command("reprice", "--from", "2026-02-01", "--to", "2026-01-01")
     with pytest.raises(CommandError, match="no organization"):
         call_command("reprice", "--from", "2026-01-01", "--to", "2026-01-02", "--org", "nope")
+
+
+@pytest.mark.django_db
+def test_an_operator_price_is_kept_in_the_admin_and_audited(app_admin):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(app_admin)
+    response = client.post(
+        "/admin/spend/modelprice/add/",
+        {
+            "provider": "",
+            "model_name": CUSTOM,
+            "input_usd_per_million": "2",
+            "output_usd_per_million": "6",
+            "applies_from": "2026-01-01",
+            "note": "our own GPU",
+        },
+    )
+    assert response.status_code == 302, response.content[:500]
+    price = ModelPrice.objects.get(model_name=CUSTOM)
+    assert price.created_by == app_admin
+    entry = AuditEntry.objects.get(action="spend.model_price.create")
+    assert entry.actor == app_admin and entry.details["model"] == CUSTOM
