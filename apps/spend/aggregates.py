@@ -153,10 +153,9 @@ def crossing_floor_trees(scope: SpendScope, window: SpendWindow) -> dict[int, in
     requests and its inline specialists') were unpriced. A priced delegation under an unpriced
     parent outside the window raises nothing: the window's money is exact.
     """
-    # The unpriced delegated rows of the window are few; their ancestors are walked up by id, a
-    # level per query (at most three), instead of joining the whole window to its parents.
-    Run = _run_model()
-    delegated = Run.objects.filter(
+    # The unpriced delegated rows of the window, each joined up to its root (at most three hops
+    # by primary key), keeping those whose root started before the window.
+    delegated = _run_model().objects.filter(
         organization=scope.organization,
         parent_run__isnull=False,
         cost_is_partial=True,
@@ -166,34 +165,12 @@ def crossing_floor_trees(scope: SpendScope, window: SpendWindow) -> dict[int, in
     )
     if scope.is_own:
         delegated = delegated.filter(user_id=scope.own_user_id)
-    candidates = list(
-        delegated.order_by("started_at", "pk").values_list("pk", "agent_id", "parent_run_id")
+    rows = (
+        delegated.annotate(root_id=_up("id"), root_started=_up("started_at"))
+        .filter(root_started__lt=window.since)
+        .order_by("started_at", "pk")
+        .values_list("root_id", "agent_id")
     )
-    root_of = {pk: parent for pk, _, parent in candidates}
-    known: dict[int, tuple[int | None, dt.datetime]] = {}
-    pending = set(root_of.values())
-    while pending:
-        found = Run.objects.filter(pk__in=pending).values_list(
-            "pk", "parent_run_id", "started_at", "created_at"
-        )
-        pending = set()
-        for pk, parent, started_at, created_at in found:
-            known[pk] = (parent, started_at or created_at)
-            if parent is not None and parent not in known:
-                pending.add(parent)
-
-    def root(pk: int) -> int:
-        while known.get(pk, (None,))[0] is not None:
-            pk = known[pk][0]
-        return pk
-
-    rows = []
-    for _pk, agent_id, parent in candidates:
-        if parent not in known:
-            continue
-        top = root(parent)
-        if known[top][1] < window.since:
-            rows.append((top, agent_id))
     first_of_tree: dict[int, int] = {}
     for root_id, agent_id in rows:
         first_of_tree.setdefault(root_id, agent_id)
