@@ -254,10 +254,12 @@ def _apply(priced: list[tuple[LedgerEntry, Decimal, str]]) -> tuple[int, int]:
         )
     turns = _reprice_turns(Message, priced, ledgers)
     for (organization_id, agent_id, month), delta in counter_delta.items():
-        scope = BudgetScope.AGENT if agent_id is not None else BudgetScope.ORGANIZATION
-        BudgetCounter.objects.filter(
-            organization_id=organization_id, agent_id=agent_id, scope=scope, month=month
-        ).update(committed_usd=F("committed_usd") + delta)
+        counters = BudgetCounter.objects.filter(organization_id=organization_id, month=month)
+        if agent_id is None:
+            counters = counters.filter(scope=BudgetScope.ORGANIZATION)
+        else:
+            counters = counters.filter(scope=BudgetScope.AGENT, agent_id=agent_id)
+        counters.update(committed_usd=F("committed_usd") + delta)
     return rows, turns
 
 
@@ -290,7 +292,7 @@ def _reprice_turns(Message, priced, ledgers) -> int:
         for entry, cost in items:
             turn = next((t for t in turns if t.created_at >= entry.created_at), turns[-1])
             deltas[turn.pk] += cost
-        ledger_id = items[0][0].ledger_id
+        ledger_id = ledgers[items[0][0].ledger_id].pk
         previous_end = None
         for turn in turns:
             span = LedgerEntry.objects.filter(ledger_id=ledger_id, priced=False)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_UP, Decimal
 from typing import Generic, TypeVar
@@ -160,7 +160,7 @@ def crossed_warnings(caps, committed: dict, cost: Decimal) -> list[BudgetWarning
     return warnings
 
 
-def warnings_enqueue(warnings: list[BudgetWarning]) -> None:
+def warnings_enqueue(warnings: Sequence[BudgetWarning]) -> None:
     """Put each crossed threshold on the broker; never raises into the booking (a run must not
     fail because the broker is down — the warning is lost and logged, the cap still binds)."""
     if not warnings:
