@@ -23,6 +23,7 @@ urlpatterns = [
     path("", include("apps.spend.api.urls")),
     path("", include("apps.memory.api.urls")),
     path("", include("apps.triggers.api.urls")),
+    path("", include("apps.channels.api.urls")),
     path("", include("apps.ratings.api.urls")),
     path("", include("apps.knowledge.api.urls")),
 ]

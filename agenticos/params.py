@@ -74,6 +74,16 @@ def _run(field: fields.Field, name: str, raw, errors: Errors):
         return None
 
 
+def as_id(raw) -> int | None:
+    """A selector's id as an int, or None when it is none or lies past bigint (no row has it):
+    the caller's "not found", never the database's out-of-range error."""
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        return None
+    return value if 0 < value <= BIGINT_MAX else None
+
+
 def parse_id(name: str, raw, errors: Errors) -> int | None:
     return _run(IdField(), name, raw, errors)
 

@@ -24,6 +24,7 @@ urlpatterns = [
     path("audit/", include("apps.audit.urls")),
     path("approvals/", include("apps.approvals.urls")),
     path("", include("apps.triggers.urls")),
+    path("", include("apps.channels.urls")),
     path("agents/", include("apps.agents.urls")),
     path("knowledge/", include("apps.knowledge.urls")),
     path("", include("apps.runs.urls")),

@@ -9,10 +9,17 @@ all are terminal, as a multiple of the provider's latency; the peak RSS of each 
 the peak PostgreSQL connections of each worker process (sampled from pg_stat_activity by the
 `application_name` each one carries). Then one worker process holding 200 runs in flight, for
 its RSS.
+
+Beside each case, the floor measured in the same run (`bench/bare_loop.py`): bare pydantic-ai —
+no governance, no database, no Celery — running the same runs against the same provider with the
+same tools, split over the same number of processes with the same slots each. The ratios
+governed / bare (time, and CPU per request) are what this bench reports; absolute times on a
+shared two-core machine move with its load.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -202,6 +209,50 @@ def _measure(workers: Workers, org, user, agent, count: int, prompt: str) -> dic
     }
 
 
+def _bare(provider: Provider, *, processes: int, slots: int, count: int, prompt: str) -> dict:
+    """The same runs on bare pydantic-ai, ``processes`` processes at once (bench/bare_loop.py)."""
+    share = [count // processes + (1 if i < count % processes else 0) for i in range(processes)]
+    started = time.perf_counter()
+    children = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "bench.bare_loop",
+                provider.base_url,
+                str(n),
+                prompt,
+                str(slots),
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for n in share
+    ]
+    results = [
+        json.loads(child.communicate(timeout=900)[0].strip().splitlines()[-1]) for child in children
+    ]
+    # Each child's own clock starts after Django's setup; the slowest child is the case's time.
+    return {
+        "elapsed": max(r["elapsed"] for r in results),
+        "wall_with_startup": time.perf_counter() - started,
+        "cpu": sum(r["cpu"] for r in results),
+        "requests": sum(r["requests"] for r in results),
+    }
+
+
+def _report_bare(governed: dict, bare: dict) -> None:
+    governed_cpu = governed["cpu"] * 1000 / max(1, governed["requests"])
+    bare_cpu = bare["cpu"] * 1000 / max(1, bare["requests"])
+    print(
+        f"    bare pydantic-ai, same processes and slots: {bare['elapsed']:6.2f} s, "
+        f"{bare_cpu:.1f} ms CPU per request ({bare['requests']} requests); "
+        f"governed / bare: time {governed['elapsed'] / bare['elapsed']:.2f}x, "
+        f"CPU per request {governed_cpu / bare_cpu:.2f}x"
+    )
+
+
 def _report(label: str, result: dict) -> None:
     rss = ", ".join(f"{mb:.0f} MB" for mb in result["rss_mb"])
     connections = ", ".join(str(c) for c in result["connections"])
@@ -253,6 +304,11 @@ def _bench(org, user, provider: Provider) -> None:
             prompt = "hello" if requests == 1 else f"/tools {requests - 1} read_plan"
             result = _measure(workers, org, user, agent, count, prompt)
             _report(f"{count} x {requests} request{'s' if requests > 1 else ''}", result)
+            bare = _bare(
+                provider, processes=processes, slots=runs_per_worker, count=count, prompt=prompt
+            )
+            _report_bare(result, bare)
+            assert bare["requests"] == count * requests
             assert result["errors"] == 0
             assert result["requests"] == count * requests
     finally:

@@ -279,6 +279,10 @@ def test_a_key_without_expiry_never_expires(org, member, client_for):
     "path, key_of, code",
     [
         ("/ws/runs/999999/", "member", 4404),
+        # Past bigint: not found (Django answers an exact lookup out of the column's range
+        # with no rows, without asking PostgreSQL).
+        ("/ws/runs/99999999999999999999/", "member", 4404),
+        ("/ws/conversations/99999999999999999999/", "member", 4404),
         ("/ws/runs/{run}/?after=²", "member", 4422),
         ("/ws/runs/{run}/", "bad", 4401),
     ],
@@ -306,3 +310,19 @@ def test_a_real_client_receives_the_close_code_the_docs_promise(
         with pytest.raises(ConnectionClosed):
             ws.recv(timeout=10)
         assert ws.close_code == code
+
+
+@pytest.mark.parametrize("raw", [2**63, "9" * 30, -1, 0, "①", None])
+def test_selectors_given_an_id_past_bigint_find_nothing_instead_of_failing(org, owner, raw):
+    """A path id the database cannot hold is "not found" (the caller's 404). Django 5 already
+    answers such a lookup with no rows; ``agenticos.params.as_id`` says so in one place instead of
+    four try/int() blocks, and refuses what is no id (a sign, a superscript digit) the same way."""
+    from apps.agents.selectors import agent_for
+    from apps.knowledge.selectors import collection_for
+    from apps.memory.selectors import context_file_for
+    from apps.orgs.selectors import organization_for_user
+
+    assert agent_for(owner, org, raw) is None
+    assert collection_for(owner, org, raw) is None
+    assert context_file_for(org, raw) is None
+    assert organization_for_user(owner, raw) is None

@@ -10,8 +10,11 @@ import django
 django.setup()
 from celery import current_app
 from apps.runs import queue
+from apps.knowledge.services import INDEX_DOCUMENT_TASK
 from apps.triggers.services import DRIVE_FIRE_TASK
-missing = [n for n in (queue.EXECUTE_RUN, queue.RESUME_RUN, DRIVE_FIRE_TASK)
+from apps.channels.services import ANNOUNCE_TASK, HANDLE_TASK
+missing = [n for n in (queue.EXECUTE_RUN, queue.RESUME_RUN, DRIVE_FIRE_TASK, INDEX_DOCUMENT_TASK,
+                       HANDLE_TASK, ANNOUNCE_TASK)
            if n not in current_app.tasks]
 print("missing:", missing)
 raise SystemExit(1 if missing else 0)

@@ -118,6 +118,7 @@ INSTALLED_APPS = [
     "apps.notifications",
     "apps.memory",
     "apps.triggers",
+    "apps.channels",
     "apps.ratings",
     "apps.knowledge",
     "apps.console",
@@ -196,6 +197,10 @@ STATIC_ROOT = env_str("STATIC_ROOT", None)
 # asynchronously instead of being read whole first). Straight from the finders, so `make run`
 # needs no collectstatic step; from STATIC_ROOT as well where it was collected (Docker).
 SERVESTATIC_USE_FINDERS = True
+# Django's default storage: where the media capability keeps a history's large parts
+# (media/<org>/<conversation>/<digest>). A filesystem under the data directory here; production
+# points STORAGES["default"] at an S3-compatible backend. Never served over HTTP (no MEDIA_URL).
+MEDIA_ROOT = env_path("MEDIA_ROOT", DATA_DIR / "files")
 SERVESTATIC_USE_STATIC_ROOT = STATIC_ROOT is not None
 SERVESTATIC_AUTOREFRESH = DEBUG
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -379,6 +384,16 @@ TRIGGER_EVENT_TOLERANCE_SECONDS = env_int("TRIGGER_EVENT_TOLERANCE_SECONDS", 300
 # The largest event body a trigger accepts (it is handed to the run's prompt as data).
 TRIGGER_EVENT_MAX_BYTES = env_int("TRIGGER_EVENT_MAX_BYTES", 64 * 1024, minimum=1024)
 MEM0_ALLOWED_HOSTS = env_list("MEM0_ALLOWED_HOSTS")
+# Chat channels (apps/channels, docs/channels.md). Messages one sender may send a binding per
+# minute (a binding may set its own); how long the private link of `link` works; the hosts a
+# Mattermost server URL may name over http or at a private address (a self-hosted server
+# behind the VPN is normal; a cloud metadata address stays refused).
+CHANNEL_SENDER_MESSAGES_PER_MINUTE = env_int("CHANNEL_SENDER_MESSAGES_PER_MINUTE", 10, minimum=1)
+CHANNEL_LINK_EXPIRY_MINUTES = env_int("CHANNEL_LINK_EXPIRY_MINUTES", 15, minimum=1)
+CHANNEL_ALLOWED_HOSTS = env_list("CHANNEL_ALLOWED_HOSTS")
+# Where Slack's and Telegram's APIs are: deliberately not read from the environment — the tests
+# point it at a fake platform on 127.0.0.1, and a deployment never needs another address.
+CHANNEL_API_BASE_URLS: dict[str, str] = {}
 BROWSER_CDP_ALLOWED_HOSTS = env_list("BROWSER_CDP_ALLOWED_HOSTS")
 # MCP connections (apps/mcp, docs/mcp.md): hosts whose private or loopback addresses a connection
 # may dial (an internal MCP server); a cloud metadata address stays refused. Empty by default.

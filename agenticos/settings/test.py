@@ -1,7 +1,9 @@
 """The pytest suite: the same real PostgreSQL and Redis, faster password hashing."""
 
 import os
+import tempfile
 import time
+from pathlib import Path
 
 from .base import *  # noqa: F401,F403
 from .base import DATABASES
@@ -28,3 +30,6 @@ API_RATE_LIMIT = "100000/minute"
 API_ANON_RATE_LIMIT = "100000/minute"
 API_KEY_FAILURE_LIMIT = 100000
 THROTTLE_KEY_PREFIX = f"agenticos-test-{_SUITE_PID}-{int(time.time())}"
+# Stored media (apps/capabilities/tools/media.py) per suite process, never in the data directory;
+# a worker serving the suite shares its directory.
+MEDIA_ROOT = Path(tempfile.gettempdir()) / f"agenticos-test-media-{_SUITE_PID}"

@@ -17,6 +17,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from guardian.shortcuts import get_objects_for_user
 
+from agenticos.params import as_id
 from apps.orgs import permissions as perms
 from apps.orgs.permissions import has_org_permission
 
@@ -64,9 +65,8 @@ def agents_visible_to(user, organization, *, include_archived: bool = False) -> 
 
 def agent_for(user, organization, agent_id, *, include_archived: bool = True) -> Agent | None:
     """One agent the person may see, or None (missing, another organization's, or invisible)."""
-    try:
-        agent_id = int(agent_id)
-    except (TypeError, ValueError):
+    agent_id = as_id(agent_id)
+    if agent_id is None:
         return None
     return (
         agents_visible_to(user, organization, include_archived=include_archived)

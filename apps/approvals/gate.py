@@ -38,13 +38,15 @@ ASK_TOOL_NAME = "ask_user_question"
 SEARCH_TOOL_NAME = "search_tools"
 
 # Surfaces where a person can be asked to decide: the console's chat, the API caller, the
-# widget's visitor, a voice call. Everything else is unattended (seed 003: "ApprovalGate ya
-# rechaza un run sin nadie a quien preguntar"); a chat channel has no approvals until its binding
-# offers them.
-APPROVAL_SURFACES = frozenset({"chat", "api", "widget", "voice"})
+# widget's visitor, a voice call, and a chat channel's thread (the run parks and the thread
+# links to the approvals queue: apps.channels). Everything else is unattended (seed 003:
+# "ApprovalGate ya rechaza un run sin nadie a quien preguntar").
+CHANNEL_SURFACES = frozenset({"slack", "telegram", "mattermost"})
+APPROVAL_SURFACES = frozenset({"chat", "api", "widget", "voice"}) | CHANNEL_SURFACES
 # Where someone can answer a question card (seed 000: a schedule, a webhook, the API get
-# "the person declined").
-QUESTION_SURFACES = frozenset({"chat", "voice"})
+# "the person declined"). A channel's thread can, when its sender is a linked person: only the
+# person asked may answer, and an unlinked sender is nobody here.
+QUESTION_SURFACES = frozenset({"chat", "voice"}) | CHANNEL_SURFACES
 # Only a web chat session may waive approvals (seed 003: "Ningún canal sigue significando no").
 WAIVER_SURFACES = frozenset({"chat"})
 
@@ -117,9 +119,13 @@ class ApprovalGate(AbstractCapability[Any]):
     # (the delegating tool call returned long ago), so a gated call is refused with this sentence
     # instead of parking (seed 000, "Delegación").
     refuse_with: str | None = None
+    # False when the run answers nobody who could answer a question (an unlinked channel sender).
+    has_asker: bool = True
 
     def get_toolset(self):
-        return build_ask_user_toolset(self.surface) if self.asks_user else None
+        if not self.asks_user:
+            return None
+        return build_ask_user_toolset(self.surface if self.has_asker else "webhook")
 
     def has_work(self) -> bool:
         """Whether this run gives the gate anything to do: the question tool to contribute, every
@@ -181,7 +187,11 @@ def gate_for_run(run, spec) -> ApprovalGate:
     """The run's gate, after the approval-mode check (``ApprovalModeRefused`` refuses the turn)."""
     asks_user = any(binding.id == "ask_user" for binding in spec.enabled_bindings())
     return ApprovalGate(
-        spec=spec, mode=check_approval_mode(run), surface=run.surface, asks_user=asks_user
+        spec=spec,
+        mode=check_approval_mode(run),
+        surface=run.surface,
+        asks_user=asks_user,
+        has_asker=run.surface not in CHANNEL_SURFACES or run.user_id is not None,
     )
 
 

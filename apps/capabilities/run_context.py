@@ -75,6 +75,12 @@ class RunResources:
     # (``apps.runs.delegation.DelegationScopeAt``); None when it delegates to nobody, or is at
     # the depth limit (then it is built without delegation).
     delegation: Any = None
+    # media: the binding's threshold_bytes, when the agent binds it: the parts of the stored
+    # transcript this large go to storage (apps/runs/media.py). None keeps them inline.
+    media_threshold_bytes: int | None = None
+    # channel_tools: the channel the message arrived in, bound to the bot's own token
+    # (``apps.channels.assembly``); None outside a channel, and then nothing attaches.
+    channel: Any = None
 
 
 @dataclass(frozen=True)

@@ -24,3 +24,5 @@ class KnowledgeConfig(AppConfig):
 
         register_spec_check(check_knowledge_collections, with_actor=True)
         register_spec_check(check_skill_ids)
+        # Services enqueue the index job by name; its task is registered in every process.
+        from . import tasks  # noqa: F401

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.db.models import Count, Q, QuerySet, Sum
 
+from agenticos.params import as_id
 from apps.orgs.permissions import (
     AGENTS_VIEW,
     CONTEXT_EDIT,
@@ -53,9 +54,8 @@ def collections_readable_by(user, organization) -> QuerySet[Collection]:
 
 
 def collection_for(user, organization, pk) -> Collection | None:
-    try:
-        pk = int(pk)
-    except (TypeError, ValueError):
+    pk = as_id(pk)
+    if pk is None:
         return None
     return collections_readable_by(user, organization).filter(pk=pk).first()
 
@@ -69,9 +69,8 @@ def documents_of(collection: Collection) -> QuerySet[Document]:
 
 
 def document_for(collection: Collection, pk) -> Document | None:
-    try:
-        pk = int(pk)
-    except (TypeError, ValueError):
+    pk = as_id(pk)
+    if pk is None:
         return None
     return documents_of(collection).filter(pk=pk).first()
 
@@ -159,9 +158,8 @@ def skills_of(organization) -> QuerySet[Skill]:
 
 def skill_for(organization, pk) -> Skill | None:
     """One skill of ``organization``; another organization's id is None (a 404)."""
-    try:
-        pk = int(pk)
-    except (TypeError, ValueError):
+    pk = as_id(pk)
+    if pk is None:
         return None
     return skills_of(organization).filter(pk=pk).first()
 

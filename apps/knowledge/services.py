@@ -14,6 +14,7 @@ import hashlib
 import logging
 import re
 
+from celery import current_app
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connection, transaction
@@ -170,10 +171,13 @@ def collection_grant(*, actor, collection: Collection, user) -> None:
         )
 
 
-def _enqueue(document_id: int) -> None:
-    from .tasks import index_document_task
+# The index job's registered name: the service sends it by name, so it never imports the task
+# that calls it back (apps/knowledge/tasks.py; registered in every process by apps.py).
+INDEX_DOCUMENT_TASK = "knowledge.index_document"
 
-    transaction.on_commit(lambda: index_document_task.delay(document_id))
+
+def _enqueue(document_id: int) -> None:
+    transaction.on_commit(lambda: current_app.tasks[INDEX_DOCUMENT_TASK].delay(document_id))
 
 
 @transaction.atomic

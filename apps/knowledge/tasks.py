@@ -8,14 +8,13 @@ from celery import shared_task
 
 from .choices import DocumentStatus
 from .models import Document
+from .services import INDEX_DOCUMENT_TASK, document_index
 
 logger = logging.getLogger(__name__)
 
 
-@shared_task(name="knowledge.index_document", acks_late=True, ignore_result=True)
+@shared_task(name=INDEX_DOCUMENT_TASK, acks_late=True, ignore_result=True)
 def index_document_task(document_id: int) -> None:
-    from .services import document_index
-
     try:
         document_index(document_id)
     except Exception:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from django.db.models import Q, QuerySet
 from django.db.models.functions import Length
 
-from agenticos.params import BIGINT_MAX
+from agenticos.params import as_id
 from apps.capabilities.tools.mem0 import Mem0Access, mem0_user_id
 from apps.capabilities.tools.memory_files import INDEX_NAME, MemoryAccess
 from apps.orgs.models import User
@@ -33,9 +33,8 @@ def context_files_for(organization) -> QuerySet[ContextFile]:
 
 def context_file_for(organization, pk) -> ContextFile | None:
     """One file of the organization, body included; None for another organization's or none."""
-    try:
-        pk = int(pk)
-    except (TypeError, ValueError):
+    pk = as_id(pk)
+    if pk is None:
         return None
     return (
         ContextFile.objects.filter(organization=organization, pk=pk)
@@ -105,15 +104,6 @@ def missing_context_ids(organization_id: int, context_ids: Iterable[int]) -> lis
 # --- memory notes -------------------------------------------------------------------------------
 
 
-def _id(value) -> int | None:
-    """A path id as an int, or None when it is not one or lies past bigint (no row has it)."""
-    try:
-        value = int(value)
-    except (TypeError, ValueError):
-        return None
-    return value if 0 < value <= BIGINT_MAX else None
-
-
 def memory_for_run(*, organization, agent_id: int, run_id: int | None, audience) -> MemoryAccess:
     """The one store a run touches (``ownership.memory_scope``), with MEMORY.md read now where it
     is injected (one-to-one only). A run never reaches another store."""
@@ -156,7 +146,7 @@ def memory_notes_of_person(user, organization) -> QuerySet[MemoryNote]:
 
 def memory_note_of_person(user, organization, pk) -> MemoryNote | None:
     """One of the person's own notes; None for anyone else's (invisible, not forbidden)."""
-    pk = _id(pk)
+    pk = as_id(pk)
     if pk is None:
         return None
     return memory_notes_of_person(user, organization).filter(pk=pk).first()
@@ -166,7 +156,7 @@ def memory_subject(organization, pk):
     """A person whose memory may be named in this organization: a member, or someone agents here
     still keep notes about (a person who left); None otherwise (a 404, like an id that never
     existed)."""
-    pk = _id(pk)
+    pk = as_id(pk)
     if pk is None:
         return None
     return (

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
+from agenticos.params import as_id
+
 from .models import ApiKey, Membership, Organization, User
 from .permissions import MEMBERS_MANAGE, has_org_permission
 
@@ -19,9 +21,8 @@ def organizations_for_user(user: User) -> QuerySet[Organization]:
 
 def organization_for_user(user: User, organization_id) -> Organization | None:
     """The organization with that id if the person may act in it, else None (never a hint)."""
-    try:
-        organization_id = int(organization_id)
-    except (TypeError, ValueError):
+    organization_id = as_id(organization_id)
+    if organization_id is None:
         return None
     return organizations_for_user(user).filter(pk=organization_id).first()
 

@@ -166,6 +166,9 @@ class Run(models.Model):
     # The chat session's approval mode (apps.approvals.choices.ApprovalMode), checked in prepare():
     # "follow" (the spec decides), "approve_all" (standing consent), "ask_all" (gate every tool).
     approval_mode = models.CharField(max_length=16, default="follow")
+    # The chat binding ("exposure", apps.channels) that admitted the run, when a channel did. A
+    # plain id, not a foreign key: channels sits above runs, and the run history filters on it.
+    exposure_id = models.PositiveBigIntegerField(null=True, blank=True, db_index=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -17,6 +17,7 @@ from apps.approvals.services import deferred_results_for, pending_for_run
 from . import queue
 from .choices import PARKED_STATUSES
 from .delegation import with_delegation_approvals
+from .exposures import segment_observed
 from .models import Run
 from .runner import Assembly, RunNotRunnable, assemble, execute_run
 
@@ -79,13 +80,15 @@ def run_resume(*, run_id: int) -> str | None:
     once, here, and handed to the runner. Returns the run's status after the continuation;
     ``ResumeRefused`` when it cannot continue now."""
     assembly = _resumable(run_id)
-    return execute_run(
-        run_id,
-        resume=True,
-        # The run's own task calls that parked on a delegation are approved too: replayed, each
-        # continues its delegate where it stopped instead of delegating again.
-        deferred_tool_results=with_delegation_approvals(
-            deferred_results_for(assembly.run), assembly.run.paused_state
-        ),
-        assembly=assembly,
-    )
+    # A channel's run: its continuation is relayed to the thread it came from (apps.channels).
+    with segment_observed(assembly.run):
+        return execute_run(
+            run_id,
+            resume=True,
+            # The run's own task calls that parked on a delegation are approved too: replayed,
+            # each continues its delegate where it stopped instead of delegating again.
+            deferred_tool_results=with_delegation_approvals(
+                deferred_results_for(assembly.run), assembly.run.paused_state
+            ),
+            assembly=assembly,
+        )

@@ -76,6 +76,7 @@ from apps.capabilities.tools.guardrails import (
     OutputStreamFilter,
     output_stream_filter,
 )
+from apps.capabilities.tools.media import threshold_of as media_threshold_of
 from apps.capabilities.tools.sources import sources_of
 from apps.capabilities.tools.system_reminders import ReminderCounters
 from apps.capabilities.tools.tool_output_limits import RunSpillStore
@@ -89,8 +90,9 @@ from apps.spend.services import BudgetExceeded
 from apps.vault.models import Secret
 from apps.vault.services import secret_reveal
 
-from . import delegation, parking, services
+from . import delegation, media, parking, services
 from .choices import RunStatus, StopReason
+from .delegate_stream import delegate_stream_check
 from .events import (
     CompactionFrame,
     ContextUsageFrame,
@@ -105,6 +107,7 @@ from .events import (
     ToolCallFrame,
     ToolResultFrame,
 )
+from .exposures import exposure_for_run
 from .gauge import context_gauge
 from .modelbuilder import ModelHandle, ModelUnavailable, build_model, model_profile_for
 from .models import Conversation, Run
@@ -201,8 +204,16 @@ def _assert_runnable(version) -> None:
 
 
 def _history_of(run: Run, *, resume: bool) -> list[ModelMessage]:
+    # Restored whether or not the agent still binds media: its stored parts go back inline.
+    def restored(stored) -> list[ModelMessage]:
+        return ModelMessagesTypeAdapter.validate_python(
+            media.restored_transcript(
+                stored, organization_id=run.organization_id, conversation_id=run.conversation_id
+            )
+        )
+
     if resume:
-        return ModelMessagesTypeAdapter.validate_python(run.transcript or [])
+        return restored(run.transcript)
     if run.conversation_id is None:
         return []
     previous = (
@@ -213,7 +224,7 @@ def _history_of(run: Run, *, resume: bool) -> list[ModelMessage]:
         .values_list("transcript", flat=True)
         .first()
     )
-    return ModelMessagesTypeAdapter.validate_python(previous or [])
+    return restored(previous)
 
 
 def run_audience(run: Run) -> RunAudience:
@@ -267,6 +278,8 @@ def resolve_resources(run: Run, spec: AgentSpec, bound: set[str], *, resume: boo
     if "tool_output_limits" in bound:
         # No workspace yet (the sandbox issue plugs one in): spills live in memory, for this run.
         resources.tool_output_store = RunSpillStore()
+    if "media" in bound:
+        resources.media_threshold_bytes = media_threshold_of(spec.enabled_bindings())
     return resources
 
 
@@ -380,11 +393,18 @@ def assemble(run: Run, *, resume: bool = False) -> Assembly:
         raise RunNotRunnable(exc.sentence) from exc
 
     bindings = spec.enabled_bindings()
+    # A chat binding's run: its prompt, and the capabilities granted on the binding row
+    # (channel_tools is never in a spec) — apps/runs/exposures.py.
+    exposure = exposure_for_run(run)
+    if exposure is not None:
+        bindings = [*bindings, *exposure.bindings]
     native_refusals = contributions.run_native_refusals(bindings, handle.model)
     if native_refusals:
         raise RunNotRunnable(" ".join(native_refusals)[:480])
     resources = resolve_resources(run, spec, {b.id for b in bindings}, resume=resume)
     resources.model_context_window = handle.context_window
+    if exposure is not None:
+        resources.channel = exposure.channel
     runtime = _resolve_delegation(run, spec, bindings, handle, approval_gate, resources, resume)
     toolsets = []
     unbuilt: list[str] = []
@@ -416,6 +436,7 @@ def assemble(run: Run, *, resume: bool = False) -> Assembly:
             your_setup_section(spec),
             *contributions.run_instructions(bindings, resources),
             resources.delegation.scope.instructions() if resources.delegation else None,
+            exposure.instructions if exposure is not None else None,
         )
         if text
     ]
@@ -518,6 +539,9 @@ class DriveState:
     deferred: DeferredToolRequests | None = None
     # A guardrail ended the run at this edge ("out", "args", ...).
     blocked_edge: str | None = None
+    # A compaction setting that cannot work, as the chat was told (once per run), with the index
+    # of the request it preceded: booked on that request's step, so a reload says it again.
+    compaction_skipped: dict | None = None
 
 
 async def drive(
@@ -567,9 +591,11 @@ async def drive(
         )
 
     prepared.guard.on_settled = settled
+    # A delegate's streamed text passes the parent's output check before it is sent.
+    delegate_check = delegate_stream_check(prepared.output_filter, send)
     if prepared.delegation is not None:
         prepared.delegation.token = token
-        prepared.delegation.send = send
+        prepared.delegation.send = delegate_check or send
 
     # A summary is a whole model request between two of the turn's own, during which nothing
     # else streams: the chat is told what is being summarized while it happens.
@@ -579,6 +605,8 @@ async def drive(
         )
         frame.update({k: v for k, v in payload.items() if k not in frame})  # type: ignore[typeddict-item]
         send(frame)
+        if payload["phase"] == "skipped":
+            state.compaction_skipped = {**payload, "request": len(prepared.meter.records)}
 
     prepared.resources.on_compaction = compaction
 
@@ -613,8 +641,16 @@ async def drive(
                         async for event in tool_events:
                             frame = _tool_event_frame(event, hold)
                             if frame is not None:
+                                if delegate_check is not None:
+                                    # Before a delegation's answer is shown or read.
+                                    delegate_check.raise_if_blocked()
                                 await _draw_chart(frame, event)
                                 send(frame)
+                if delegate_check is not None:
+                    delegate_check.raise_if_blocked()
+            if delegate_check is not None:
+                delegate_check.flush()
+                delegate_check.raise_if_blocked()
             output = agent_run.result.output if agent_run.result is not None else ""
             if isinstance(output, DeferredToolRequests):
                 state.deferred, output = output, ""
@@ -905,6 +941,7 @@ async def execute_run_async(
         "records": prepared.meter.records if prepared else [],
         "messages": state.messages,
         "output": state.output if state.output is not None else "".join(state.partial_text),
+        "compaction_skipped": state.compaction_skipped,
     }
     # Booked whatever happened, even when the run's own task is being cancelled (a worker
     # shutting down): the booking runs to its end before the cancellation goes on.
@@ -929,9 +966,22 @@ async def execute_run_async(
         ),
     )
     await asyncio.to_thread(frames.close)
+    if prepared is not None:
+        await prepared.model.aclose()
     if failure is not None and not isinstance(failure, Exception):
         raise failure  # KeyboardInterrupt / SystemExit / cancellation: booked above, then stop
     return finished.status
+
+
+def _stored_transcript(run: Run, prepared: PreparedRun | None, messages) -> list[dict]:
+    """The transcript as booked: the large parts in storage when the agent binds media."""
+    threshold = prepared.resources.media_threshold_bytes if prepared is not None else None
+    return media.transcript_for_storage(
+        messages,
+        organization_id=run.organization_id,
+        conversation_id=run.conversation_id,
+        threshold=threshold,
+    )
 
 
 def _book_end(
@@ -940,6 +990,9 @@ def _book_end(
     """The run's end, its approval rows, questions and parked steps, committed together."""
     run = booking["run"]
     parked_frames: list[Frame] = []
+    if messages is not None:
+        # Written to storage before the transaction: a blob is no row to roll back (media.py).
+        booking = {**booking, "transcript": _stored_transcript(run, prepared, messages)}
     try:
         with transaction.atomic():
             finished = services.run_finish(outcome=outcome, **booking)

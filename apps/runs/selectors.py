@@ -29,6 +29,7 @@ from .choices import TERMINAL_STATUSES
 from .events import RunFinishedFrame
 from .filters import RunHistoryFilters
 from .gauge import context_gauge, context_window_of, selected_profile_of
+from .media import restored_transcript
 from .models import Conversation, Message, Run
 
 
@@ -104,9 +105,12 @@ def run_history(user, organization, filters: RunHistoryFilters) -> QuerySet[Run]
     if filters.rated is not None:
         # Runs in which someone rated a message the run produced (message_ratings).
         runs = runs.filter(Exists(_ratings_of_run().filter(thumb=filters.rated)))
-    if filters.environment_id is not None or filters.exposure_id is not None:
-        # No run records an environment or an exposure (those features are not built): the
-        # honest answer to these filters is no rows.
+    if filters.exposure_id is not None:
+        # The chat binding that admitted the run (apps.channels).
+        runs = runs.filter(exposure_id=filters.exposure_id)
+    if filters.environment_id is not None:
+        # No run records an environment (that feature is not built): the honest answer to this
+        # filter is no rows.
         runs = runs.none()
     return runs.annotate(down_rated=Exists(_ratings_of_run().filter(thumb="down"))).order_by(
         *_history_order(filters)
@@ -238,7 +242,9 @@ def _own_transcript(run: Run) -> list:
     previous run's transcript in its conversation), which belongs to the earlier runs."""
     transcript = run.transcript or []
     if run.conversation_id is None:
-        return transcript
+        return restored_transcript(
+            transcript, organization_id=run.organization_id, conversation_id=None
+        )
     given = (
         Run.objects.filter(conversation_id=run.conversation_id, created_at__lt=run.created_at)
         .exclude(pk=run.pk)
@@ -247,7 +253,11 @@ def _own_transcript(run: Run) -> list:
         .values_list("transcript", flat=True)
         .first()
     )
-    return transcript[len(given or []) :]
+    return restored_transcript(
+        transcript[len(given or []) :],
+        organization_id=run.organization_id,
+        conversation_id=run.conversation_id,
+    )
 
 
 # --- who may follow a run's frames (asked on connect and again before every send) ----------

@@ -21,7 +21,7 @@ from pydantic_ai.messages import ModelMessagesTypeAdapter
 from agenticos.loopdb import Statement
 from apps.agents.selectors import can
 from apps.audit.services import record_audit
-from apps.orgs.permissions import AGENTS_RUN, RUNS_VIEW, has_org_permission
+from apps.orgs.permissions import AGENTS_RUN, RUNS_VIEW, SETTINGS_MANAGE, has_org_permission
 from apps.spend.models import Ledger
 from apps.spend.services import budget_counters_reconcile, month_of
 
@@ -37,6 +37,7 @@ from .choices import (
     Surface,
 )
 from .events import announce_run, reset_frames
+from .media import conversation_media_delete
 from .models import Conversation, Message, Run, RunStep
 from .parking import STEP_AWAITING_ANSWER, STEP_AWAITING_APPROVAL, STEP_EXPIRED
 
@@ -69,6 +70,7 @@ def run_create(
     parent_run: Run | None = None,
     approval_mode: str = "follow",
     enqueue: bool = True,
+    exposure_id: int | None = None,
 ) -> Run:
     """Create a run ``queued`` against the agent's published version; enqueue it on commit.
 
@@ -76,6 +78,7 @@ def run_create(
     it and refuses the turn with a sentence when the session may not have it (apps.approvals.gate).
     ``enqueue=False`` leaves the run for its caller to drive (a trigger's fire drives its run
     itself, so the fire can report how the run's recording went: apps/triggers).
+    ``exposure_id`` is the chat binding that admitted the run (apps.channels).
     """
     if agent.organization_id != organization.pk:
         raise ValidationError({"agent_id": "no such agent"})
@@ -115,6 +118,7 @@ def run_create(
         input=input,
         status=RunStatus.QUEUED,
         approval_mode=approval_mode,
+        exposure_id=exposure_id,
     )
     Message.objects.create(conversation=conversation, run=run, role=MessageRole.USER, content=input)
     Conversation.objects.filter(pk=conversation.pk).update(updated_at=timezone.now())
@@ -252,6 +256,11 @@ def run_cancel(*, actor, run: Run) -> Run:
     return run
 
 
+def _skipped_notice(payload) -> dict:
+    keys = ("strategy", "overhead_tokens", "trigger_tokens", "window_tokens")
+    return {key: payload[key] for key in keys if key in payload}
+
+
 def _assistant_turn_cost(run: Run, run_cost: Decimal) -> Decimal:
     """This turn's share: what the run spent minus what its earlier assistant turns claim."""
     claimed = Message.objects.filter(run=run, role=MessageRole.ASSISTANT).aggregate(
@@ -260,7 +269,17 @@ def _assistant_turn_cost(run: Run, run_cost: Decimal) -> Decimal:
     return run_cost - (claimed or Decimal("0"))
 
 
-def run_finish(*, run: Run, outcome, model, records, messages, output: str) -> Run:
+def run_finish(
+    *,
+    run: Run,
+    outcome,
+    model,
+    records,
+    messages,
+    output: str,
+    transcript=None,
+    compaction_skipped: dict | None = None,
+) -> Run:
     """Book the run's end: tokens, cost, transcript, status, its assistant turn and its steps.
 
     Called from the runner's finally block outside any transaction: the atomic block below is
@@ -291,7 +310,10 @@ def run_finish(*, run: Run, outcome, model, records, messages, output: str) -> R
             output_tokens=ledger.output_tokens,
             request_count=ledger.request_count,
         )
-    if messages is not None:
+    if transcript is not None:
+        # Dumped already, its large parts in storage (apps/runs/media.py).
+        fields["transcript"] = transcript
+    elif messages is not None:
         fields["transcript"] = ModelMessagesTypeAdapter.dump_python(messages, mode="json")
     with transaction.atomic():
         written = states.claim(
@@ -315,6 +337,13 @@ def run_finish(*, run: Run, outcome, model, records, messages, output: str) -> R
             )
             return Run.objects.get(pk=run.pk)
         start = RunStep.objects.filter(run_id=run.pk).count()
+        # The compaction notice rides on the request it preceded (the last one if that request
+        # was never sent), so the chat draws it again after a reload.
+        notice_at = (
+            min(compaction_skipped.get("request", 0), len(records) - 1)
+            if compaction_skipped
+            else -1
+        )
         RunStep.objects.bulk_create(
             RunStep(
                 run_id=run.pk,
@@ -324,6 +353,11 @@ def run_finish(*, run: Run, outcome, model, records, messages, output: str) -> R
                     "model": record.model_name,
                     "tool_calls": record.tool_calls,
                     "priced": record.priced,
+                    **(
+                        {"compaction_skipped": _skipped_notice(compaction_skipped)}
+                        if index == notice_at
+                        else {}
+                    ),
                 },
                 input_tokens=record.input_tokens,
                 output_tokens=record.output_tokens,
@@ -534,3 +568,73 @@ def run_fail_unrecorded(run_id: int) -> bool:
     if ended and run is not None:
         _reconcile_counters({run["organization_id"]}, now)
     return ended
+
+
+# --- deleting a conversation --------------------------------------------------------------------
+
+
+class ConversationBusy(Exception):
+    """A run of the conversation is still queued, running or waiting on a person."""
+
+    def __init__(self, sentence: str) -> None:
+        self.sentence = sentence
+        super().__init__(sentence)
+
+
+def may_delete_conversation(user, conversation: Conversation) -> bool:
+    """A person deletes their own conversations; an owner or admin (settings:manage) any of the
+    organization's. Reading every run (runs:view) is no right to delete what others said."""
+    return conversation.user_id == user.pk or has_org_permission(
+        user, conversation.organization, SETTINGS_MANAGE
+    )
+
+
+def conversation_delete(*, actor, conversation: Conversation) -> None:
+    """Delete a conversation: its messages (and their ratings) with it, its stored media after
+    the commit. Its runs stay, unlinked: they are the run history and the bill (seed 003), and a
+    reference in their transcripts to a blob that went with the thread reads as a placeholder.
+
+    Refused while a run of it is live or parked: that run would book its answer into a thread
+    that no longer exists."""
+    if not may_delete_conversation(actor, conversation):
+        raise PermissionDenied(
+            "Only the person whose conversation it is, or settings:manage, may delete it."
+        )
+    organization_id, conversation_id = conversation.organization_id, conversation.pk
+    with transaction.atomic():
+        locked = Conversation.objects.select_for_update().get(pk=conversation_id)
+        runs = Run.objects.filter(conversation_id=conversation_id)
+        if runs.filter(status__in=[*LIVE_STATUSES, *PARKED_STATUSES]).exists():
+            raise ConversationBusy(
+                "A run of this conversation is still going or waiting on a person; "
+                "cancel it or let it end first."
+            )
+        record_audit(
+            actor=actor,
+            organization=conversation.organization,
+            action="conversation.delete",
+            subject=locked,
+            details={
+                "conversation_id": conversation_id,
+                "agent_id": locked.agent_id,
+                "messages": locked.messages.count(),
+                "runs": runs.count(),
+            },
+        )
+        locked.delete()
+        # The thread's blobs go with it, once the deletion is certain (a blob is no row to roll
+        # back); a content hash does not say who else references it, the prefix does.
+        transaction.on_commit(lambda: _delete_media_of(organization_id, conversation_id))
+
+
+def _delete_media_of(organization_id: int, conversation_id: int) -> None:
+    try:
+        conversation_media_delete(organization_id=organization_id, conversation_id=conversation_id)
+    except Exception:
+        # The conversation is gone either way; blobs left behind are named in the log.
+        logger.exception(
+            "conversation %s: deleting its stored media (media/%s/%s/) failed",
+            conversation_id,
+            organization_id,
+            conversation_id,
+        )

@@ -39,7 +39,8 @@ from apps.spend.models import EntryKind, LedgerEntry
 
 from . import selectors
 from .choices import RunStatus, StepKind
-from .models import Conversation, Run
+from .media import is_prompt, restored_transcript
+from .models import Conversation, Run, RunStep
 
 ASK_TOOL_NAME = "ask_user_question"
 
@@ -139,7 +140,14 @@ def _attach_runs(by_run: dict[int, dict]) -> None:
     if not by_run:
         return
     runs = Run.objects.filter(pk__in=by_run).only(
-        "pk", "status", "error", "input", "transcript", "model_provider", "conversation_id"
+        "pk",
+        "status",
+        "error",
+        "input",
+        "transcript",
+        "model_provider",
+        "conversation_id",
+        "organization",
     )
     approvals: defaultdict[int, dict[str, ToolApproval]] = defaultdict(dict)
     for approval in (
@@ -170,8 +178,17 @@ def _attach_runs(by_run: dict[int, dict]) -> None:
         .order_by("started_at", "pk")
     ):
         delegations[child.parent_run_id].append(child)
+    # A compaction setting that could not work, said once per run: booked on a request's step.
+    skipped = {
+        run_id: detail["compaction_skipped"]
+        for run_id, detail in RunStep.objects.filter(
+            run_id__in=by_run, detail__has_key="compaction_skipped"
+        ).values_list("run_id", "detail")
+    }
     for run in runs:
         turn = by_run[run.pk]
+        if run.pk in skipped:
+            turn["compaction_notice"] = compaction_skipped_sentence(skipped[run.pk])
         turn["run_status"] = run.status
         turn["status_label"] = RunStatus(run.status).label
         turn["simulated"] = run.model_provider == "offline"
@@ -184,6 +201,18 @@ def _attach_runs(by_run: dict[int, dict]) -> None:
         )
 
 
+def compaction_skipped_sentence(notice: dict) -> str:
+    """What the chat says of a compaction setting that cannot work (static/runs/chat.js says the
+    same live): the overhead and the window it was measured against, the pair someone needs to
+    pick a number that works."""
+    return (
+        "Compaction is skipped: the instructions and tool schemas alone are about "
+        f"{notice.get('overhead_tokens')} tokens, above its trigger of "
+        f"{notice.get('trigger_tokens')} tokens (a {notice.get('window_tokens')}-token window). "
+        "A larger context_window or a higher max_fraction would let it work."
+    )
+
+
 def _own_messages(run: Run) -> list:
     """The messages this run added: its transcript starts with the conversation's history, and
     this run's part begins at the request carrying its own input (the last one that does).
@@ -194,11 +223,17 @@ def _own_messages(run: Run) -> list:
     start = None
     for index, message in enumerate(stored):
         if message.get("kind") == "request" and any(
-            part.get("part_kind") == "user-prompt" and part.get("content") == run.input
-            for part in message.get("parts") or []
+            is_prompt(part, run.input) for part in message.get("parts") or []
         ):
             start = index
-    return ModelMessagesTypeAdapter.validate_python(stored[start or 0 :]) if stored else []
+    if not stored:
+        return []
+    own = restored_transcript(
+        stored[start or 0 :],
+        organization_id=run.organization_id,
+        conversation_id=run.conversation_id,
+    )
+    return ModelMessagesTypeAdapter.validate_python(own)
 
 
 class _Blocks:

@@ -19,7 +19,13 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db.models import Min
-from django.http import Http404, HttpResponseBadRequest, HttpResponseRedirect, JsonResponse
+from django.http import (
+    Http404,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseRedirect,
+    JsonResponse,
+)
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -153,6 +159,22 @@ def chat_turn(request, conversation_id: int, run_id: int):
             ),
         },
     )
+
+
+@login_required
+@require_POST
+def conversation_delete(request, conversation_id: int):
+    """Delete one of your conversations (its messages and stored media; its runs stay in
+    Activity). Back to the chat; a conversation with a run still going says so instead (409)."""
+    organization = _organization(request)
+    conversation = get_object_or_404(
+        selectors.own_conversations(request.user, organization), pk=conversation_id
+    )
+    try:
+        services.conversation_delete(actor=request.user, conversation=conversation)
+    except services.ConversationBusy as busy:
+        return HttpResponse(busy.sentence, status=409, content_type="text/plain")
+    return redirect("runs:chat")
 
 
 @login_required

@@ -18,11 +18,12 @@ so a caller learns nothing about which part failed.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import time
 from dataclasses import dataclass
 
 from django.conf import settings
+
+from agenticos.signatures import as_header_bytes, hmac_sha256_hex, same_secret, within_window
 
 AGENTICOS_SIGNATURE = "HTTP_X_AGENTICOS_SIGNATURE"
 AGENTICOS_TIMESTAMP = "HTTP_X_AGENTICOS_TIMESTAMP"
@@ -47,24 +48,19 @@ class VerifiedEvent:
 def sign(secret: str, body: bytes, timestamp: int | str) -> str:
     """The AgenticOS signature of ``body`` sent at ``timestamp``: ``sha256=<hex>``."""
     message = str(timestamp).encode() + b"." + body
-    return "sha256=" + hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
+    return "sha256=" + hmac_sha256_hex(secret, message)
 
 
 def sign_github(secret: str, body: bytes) -> str:
     """GitHub's spelling: ``sha256=<hex HMAC-SHA256 of the body>``."""
-    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-
-
-def _as_bytes(value: str) -> bytes:
-    # Header values arrive as latin-1 text; anything outside it simply fails the comparison.
-    return value.strip().encode("latin-1", errors="replace")
+    return "sha256=" + hmac_sha256_hex(secret, body)
 
 
 def _same(expected: str, given: str) -> bool:
     given = given.strip()
     if not given.lower().startswith("sha256="):
         given = "sha256=" + given
-    return hmac.compare_digest(_as_bytes(expected), _as_bytes("sha256=" + given[7:].lower()))
+    return same_secret(expected, "sha256=" + given[7:].lower())
 
 
 def _check_fresh(raw: str | None, *, now: float, required: bool) -> None:
@@ -76,12 +72,12 @@ def _check_fresh(raw: str | None, *, now: float, required: bool) -> None:
         sent = int(raw.strip())
     except ValueError:
         raise SignatureRefused("X-AgenticOS-Timestamp is not unix seconds") from None
-    if abs(now - sent) > settings.TRIGGER_EVENT_TOLERANCE_SECONDS:
+    if not within_window(sent, now=now, tolerance_seconds=settings.TRIGGER_EVENT_TOLERANCE_SECONDS):
         raise SignatureRefused("stale timestamp")
 
 
 def _digest(signature: str) -> str:
-    return "sig:" + hashlib.sha256(_as_bytes(signature.lower())).hexdigest()
+    return "sig:" + hashlib.sha256(as_header_bytes(signature.lower())).hexdigest()
 
 
 def verify(secret: str, body: bytes, meta, *, now: float | None = None) -> VerifiedEvent:

@@ -27,6 +27,14 @@
     });
   }
   if (transcript) { transcript.scrollTop = transcript.scrollHeight; }
+  var deleteForm = document.querySelector("form.conversation-delete");
+  if (deleteForm) {
+    deleteForm.addEventListener("submit", function (event) {
+      if (!window.confirm("Delete this conversation? Its messages and stored images cannot be brought back.")) {
+        event.preventDefault();
+      }
+    });
+  }
   if (!form) { return; }
   var statusLine = document.getElementById("chat-status");
   var costLine = document.getElementById("chat-cost");
@@ -502,6 +510,11 @@
         if (!fresh) { return; }
         turn.replaceWith(fresh);
         wireCards(fresh);
+        // The stored turn says the compaction notice itself (and a reload says it again).
+        if (compactionLine && fresh.querySelector(".compaction-notice")) {
+          compactionLine.hidden = true;
+          compactionLine.textContent = "";
+        }
         transcript.scrollTop = transcript.scrollHeight;
       })
       .catch(function () { /* the live drawing stays; a reload shows the stored one */ });

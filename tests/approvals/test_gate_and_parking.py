@@ -55,7 +55,7 @@ def test_an_ungated_tool_runs_without_asking(org, member):
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("surface", ["schedule", "webhook", "embed", "slack"])
+@pytest.mark.parametrize("surface", ["schedule", "webhook", "embed"])
 def test_a_surface_with_nobody_to_ask_gets_a_refusal_the_model_relays(org, member, surface):
     run = run_now(member, org, gated_agent(org), ADD_ONE, surface=surface)
 
@@ -63,6 +63,17 @@ def test_a_surface_with_nobody_to_ask_gets_a_refusal_the_model_relays(org, membe
     assert not ToolApproval.objects.filter(run=run).exists()
     assert "needs a person's approval, and nobody can approve it here" in run.output
     assert f"the run came from {surface}" in run.output
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("surface", ["slack", "telegram", "mattermost"])
+def test_a_chat_channel_parks_a_gated_call_for_the_queue(org, member, surface):
+    # A channel's thread announces the parked call with a link to the queue (apps.channels);
+    # nothing in the thread decides it.
+    run = run_now(member, org, gated_agent(org), ADD_ONE, surface=surface)
+
+    assert run.status == "awaiting_approval"
+    assert ToolApproval.objects.get(run=run).status == "pending"
 
 
 @pytest.mark.django_db

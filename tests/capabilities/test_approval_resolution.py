@@ -165,8 +165,8 @@ def test_execute_is_offered_only_with_a_shell():
 
 
 def test_channel_tools_grant_nothing_by_default():
-    assert _offered("channel_tools") == ["send_channel_file"]
+    # send_channel_file is declared and never offered until a run has a workspace to send from.
+    assert _offered("channel_tools") == []
     assert _offered("channel_tools", {"tools": ["read_channel_history"]}) == [
         "read_channel_history",
-        "send_channel_file",
     ]

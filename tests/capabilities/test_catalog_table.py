@@ -237,11 +237,15 @@ BUILT = {
     "tool_output_limits",
     "compaction",
     "system_reminders",
+    # issue 20: no tools; the runner stores and restores a transcript's large parts (tools/media.py)
+    "media",
     # issue 21: no tools of its own; it defers the MCP toolsets (apps/capabilities/tools/tool_search.py)
     "tool_search",
     "subagents",
     # issue 17: its tool comes with pydantic-ai-skills' capability (apps/capabilities/tools/skills.py)
     "skills",
+    # issue 23: granted per chat binding, built in apps/capabilities/tools/channel_tools.py
+    "channel_tools",
 }
 
 

@@ -30,6 +30,14 @@ def _scripted_tools(prompt: str, messages: list[dict]) -> dict | None:
     }
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # Many runs at once connect together (the worker runtime's tests and bench). A class
+    # attribute: the socket listens in the constructor, so setting it afterwards changes nothing
+    # (the default backlog of 5 refused a burst's connections, and the clients retried them).
+    request_queue_size = 1024
+
+
 class FakeOpenAI:
     def __init__(self, *, latency: float = 0.0) -> None:
         self.latency = latency
@@ -52,10 +60,7 @@ class FakeOpenAI:
                 server.headers.append(dict(self.headers))
                 server.handle(self, body)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        # Many runs at once connect together (the worker runtime's tests).
-        self.httpd.request_queue_size = 1024
+        self.httpd = _Server(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property

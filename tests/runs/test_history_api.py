@@ -149,10 +149,17 @@ def test_agent_version_filter(api, history):
 
 
 def test_filters_on_features_nothing_records_yet_match_no_rows(api, history):
-    # No run records an environment or an exposure and no message carries a rating yet.
+    # No run records an environment and no message carries a rating yet.
     assert api("environment_id=1").json()["count"] == 0
-    assert api("exposure_id=1").json()["count"] == 0
     assert api("rated=down").json()["count"] == 0
+
+
+def test_the_exposure_filter_finds_the_runs_a_chat_binding_admitted(api, history):
+    # apps.channels stamps the binding on the runs it starts (tests/channels covers the rest).
+    run = history.top_level[0]
+    Run.objects.filter(pk=run.pk).update(exposure_id=4242)
+    assert ids(api("exposure_id=4242")) == [run.pk]
+    assert api("exposure_id=4243").json()["count"] == 0
 
 
 @pytest.mark.parametrize(

@@ -79,9 +79,17 @@ def test_a_compaction_setting_that_cannot_work_says_so_in_chat(
     _chat_with(page, base, "Long talker", "/steps 3")
 
     expect(page.locator("#chat-status")).to_have_text("Done.")
-    notice = page.locator("#chat-compaction")
-    expect(notice).to_be_visible()
+    # Said once, in the run's turn (the live line hands over to the stored turn's drawing).
+    notice = page.locator("#transcript .turn.assistant .compaction-notice")
+    expect(notice).to_have_count(1)
     expect(notice).to_contain_text("Compaction is skipped")
     expect(notice).to_contain_text("above its trigger of 204 tokens (a 4096-token window)")
     run = wait_for(Run.objects.get(organization=organization).pk)
     assert run.status == "completed", run.error
+
+    # Part of the stored turn: a reload says it again, once.
+    page.reload()
+    notice = page.locator("#transcript .turn.assistant .compaction-notice")
+    expect(notice).to_have_count(1)
+    expect(notice).to_contain_text("above its trigger of 204 tokens (a 4096-token window)")
+    expect(page.locator("#chat-compaction")).to_be_hidden()

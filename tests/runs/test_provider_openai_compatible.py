@@ -136,3 +136,33 @@ def test_a_provider_error_fails_the_run_with_a_clean_sentence_and_its_spend_reco
     assert run.input_tokens == 20 and run.output_tokens == 5
     assert LedgerEntry.objects.filter(ledger__run=run).count() == 1
     assert run.cost_is_partial is (run.cost_usd == 0)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "model_name, status", [("house-model-7b", "completed"), ("gpt-4o-mini-500", "failed")]
+)
+def test_the_runs_own_http_client_is_closed_when_the_run_ends(
+    server, org, owner, member, echo_toolset, monkeypatch, model_name, status
+):
+    """Each run builds its provider client; its connections close with the run, answered or
+    failed, instead of waiting for the garbage collector (a worker ends hundreds a minute)."""
+    from apps.runs import runner
+
+    handles = []
+
+    def recording_build_model(profile):
+        handle = build_model(profile)
+        handles.append(handle)
+        return handle
+
+    monkeypatch.setattr(runner, "build_model", recording_build_model)
+    agent = agent_on(org, server, model_name, owner, capabilities=[{"id": echo_toolset}])
+    run = queued_run(member, org, agent, "hello")
+
+    execute_run(run.pk)
+
+    run.refresh_from_db()
+    assert run.status == status
+    assert len(handles) == 1 and handles[0].own_client is not None
+    assert handles[0].own_client.is_closed()

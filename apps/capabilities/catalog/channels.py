@@ -138,6 +138,8 @@ register(
             },
             returns="A line confirming the upload, or saying why the platform refused it (size, type, permissions).",
             side_effecting=True,
+            # Offered once a run has a workspace to send from (the sandbox is not built yet).
+            offered_when=Predicate(lambda c: False, "the run has a workspace (not built yet)"),
         ),
     ),
     voice=VoiceMode.NEVER,

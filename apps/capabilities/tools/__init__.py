@@ -20,6 +20,7 @@ BUILDERS_REGISTERED = False
 
 def builders() -> dict:
     from .calculations import build_code_execution_toolset
+    from .channel_tools import build_channel_tools_toolset
     from .charts import build_charts_toolset
     from .clock import build_clock_toolset
     from .compaction import build_compaction_toolset
@@ -27,6 +28,7 @@ def builders() -> dict:
     from .conversation_search import build_conversation_search_toolset
     from .guardrails import build_guardrails_toolset
     from .knowledge import build_knowledge_toolset
+    from .media import build_media_toolset
     from .mem0 import build_memory_mem0_toolset
     from .memory_files import build_memory_files_toolset
     from .planning import build_planning_toolset
@@ -55,10 +57,14 @@ def builders() -> dict:
         "compaction": build_compaction_toolset,
         "system_reminders": build_system_reminders_toolset,
         "tool_output_limits": build_tool_output_limits_toolset,
+        # No tools: the runner stores a history's large parts through it (apps/runs/media.py).
+        "media": build_media_toolset,
         # No tools: its ToolSearch capability is in contributions; the runner defers MCP tools.
         "tool_search": build_tool_search_toolset,
         # No toolset of its own: the skills and read_skill_resource come with its capability.
         "skills": build_skills_toolset,
+        # Granted per chat binding (apps.channels), never in a spec; nothing outside a channel.
+        "channel_tools": build_channel_tools_toolset,
     }
 
 

@@ -4,6 +4,7 @@ from django.urls import path
 from rest_framework.routers import SimpleRouter
 
 from .views import (
+    ConversationView,
     RunAnswersView,
     RunExportView,
     RunParkedView,
@@ -23,5 +24,6 @@ urlpatterns = [
     path("runs/<int:pk>/resume/", RunResumeView.as_view(), name="run-resume"),
     path("runs/<int:pk>/questions/", RunQuestionsView.as_view(), name="run-questions"),
     path("runs/<int:pk>/answers/", RunAnswersView.as_view(), name="run-answers"),
+    path("conversations/<int:pk>/", ConversationView.as_view(), name="conversation"),
     *router.urls,
 ]

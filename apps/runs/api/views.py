@@ -309,3 +309,32 @@ class RunAnswersView(APIView):
         except approval_services.AlreadyDecided as exc:
             raise Conflict(str(exc)) from exc
         return Response(approval_selectors.question_row(question))
+
+
+class ConversationView(APIView):
+    """`DELETE /conversations/{id}/`: delete a conversation — its messages and its stored media
+    (the images and large parts the media capability kept out of its history). Yours, or any of
+    the organization's with `settings:manage`; its runs stay in the run history, unlinked.
+    Another organization's conversation is a 404 like a missing id; one with a run still going
+    or waiting on a person is a 409. Audited (`conversation.delete`)."""
+
+    @extend_schema(
+        request=None,
+        responses={
+            204: OpenApiResponse(description="Deleted."),
+            403: OpenApiResponse(response=ErrorSerializer, description="Not yours to delete."),
+            404: OpenApiResponse(response=ErrorSerializer, description="No such conversation."),
+            409: OpenApiResponse(
+                response=ErrorSerializer, description="A run of it is still going or waiting."
+            ),
+        },
+    )
+    def delete(self, request, pk: int):
+        conversation = get_object_or_404(
+            selectors.conversations_visible_to(request.user, request.organization), pk=pk
+        )
+        try:
+            services.conversation_delete(actor=request.user, conversation=conversation)
+        except services.ConversationBusy as exc:
+            raise Conflict(exc.sentence) from exc
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -246,3 +246,39 @@ def test_a_custom_summary_prompt_is_what_the_summarizer_is_told(org, member, big
     assert prompt.startswith("Condense this thread: ")
     kept = [p for m in state.messages if isinstance(m, ModelRequest) for p in m.parts]
     assert any(type(p).__name__ == "CompactionPart" and p.content == "A summary." for p in kept)
+
+
+def test_the_skipped_notice_is_part_of_the_stored_turn_once(org, member, big_toolset):
+    """A reload draws it again: it is booked on the step of the request it preceded."""
+    from apps.runs.transcript import chat_turns
+
+    agent = compacting_agent(
+        org,
+        big_toolset,
+        instructions="Follow the house style. " * 250,
+        context_window=4096,
+        max_fraction=0.05,
+        keep_messages=1,
+    )
+    conversation = conversation_for(org, agent, member)
+    run = turn(member, org, agent, "/steps 3", conversation)
+    steps = [s.detail for s in run.steps.order_by("number") if "compaction_skipped" in s.detail]
+    (notice,) = [detail["compaction_skipped"] for detail in steps]
+    (frame,) = compaction_frames(run)
+    assert notice == {
+        "strategy": "summarize",
+        "overhead_tokens": frame["overhead_tokens"],
+        "trigger_tokens": 204,
+        "window_tokens": 4096,
+    }
+    # The notice rides on the second request: the first measured the overhead.
+    assert [s.number for s in run.steps.order_by("number") if "compaction_skipped" in s.detail] == [
+        2
+    ]
+    (drawn,) = [t for t in chat_turns(conversation) if t["role"] == "assistant"]
+    assert "above its trigger of 204 tokens (a 4096-token window)" in drawn["compaction_notice"]
+    # Once per run: the next turn measures the same overhead and says so in its own turn.
+    later = turn(member, org, agent, "hello", conversation)
+    assert [f["phase"] for f in compaction_frames(later)] == ["skipped"]
+    drawn = [t for t in chat_turns(conversation) if t["role"] == "assistant"]
+    assert [t["run_id"] for t in drawn if "compaction_notice" in t] == [run.pk, later.pk]

@@ -1,0 +1,514 @@
+"""The three platforms: what an inbound payload says, and how the bot posts, edits and looks up.
+
+Inbound: each ``parse_*`` turns a verified payload into an :class:`Inbound` (or None for what the
+bot does not answer: its own messages, edits, joins, a channel message that does not name it).
+Outbound: :class:`SlackClient`, :class:`TelegramClient` and :class:`MattermostClient` speak the
+platform's HTTP API with the bot's own token (httpx, short timeouts). Slack's and Telegram's API
+addresses are fixed (``CHANNEL_API_BASE_URLS`` moves them for the tests only); a Mattermost
+server's address is the binding's, checked by :func:`check_server_url` when it is saved and
+again before every client is made.
+
+A client never retries a refused call: the platform's error names the problem
+(:class:`PlatformError`), and the caller decides whether a person is told.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import socket
+from dataclasses import asdict, dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from django.conf import settings
+from pydantic_ai._ssrf import is_cloud_metadata_ip, is_private_ip
+
+from .choices import Platform
+
+TIMEOUT_SECONDS = 10.0
+SLACK_API = "https://slack.com/api"
+TELEGRAM_API = "https://api.telegram.org"
+# The longest message each platform takes (Slack recommends 4,000 characters for a message it
+# renders; Telegram refuses more than 4,096; Mattermost's post limit is 16,383).
+MAX_CHARS = {Platform.SLACK: 3_900, Platform.TELEGRAM: 4_000, Platform.MATTERMOST: 16_000}
+# The least time between two edits of one message, per platform: Slack's chat.update is a tier-3
+# method (about 50 a minute), Telegram allows about one edit a second in a chat, Mattermost has
+# no published limit and is given twice that.
+EDIT_INTERVAL_SECONDS = {Platform.SLACK: 1.2, Platform.TELEGRAM: 1.0, Platform.MATTERMOST: 0.5}
+
+
+class PlatformError(Exception):
+    """The platform refused a call or could not be reached; ``sentence`` says which."""
+
+    def __init__(self, sentence: str) -> None:
+        self.sentence = sentence
+        super().__init__(sentence)
+
+
+class ServerRefused(Exception):
+    """A Mattermost server URL this deployment will not dial; ``sentence`` says why."""
+
+    def __init__(self, sentence: str) -> None:
+        self.sentence = sentence
+        super().__init__(sentence)
+
+
+def edit_interval(platform: str) -> float:
+    overrides = getattr(settings, "CHANNEL_EDIT_INTERVAL_SECONDS", None) or {}
+    return float(overrides.get(platform, EDIT_INTERVAL_SECONDS[Platform(platform)]))
+
+
+def _api_base(platform: str, default: str) -> str:
+    return (settings.CHANNEL_API_BASE_URLS or {}).get(platform, default).rstrip("/")
+
+
+# --- where a Mattermost server may be -----------------------------------------------------------
+
+
+def check_server_url(url: str) -> str:
+    """The URL, normalized, or ``ServerRefused``. https, a host and no credentials in it; http or
+    a private address only for a host in CHANNEL_ALLOWED_HOSTS (a self-hosted server behind the
+    VPN is what this exists for, so an operator lists it); a cloud metadata address never."""
+    try:
+        parts = urlsplit((url or "").strip())
+        parts.port  # noqa: B018  (a port outside 0–65535 raises here)
+    except ValueError:
+        raise ServerRefused("not a valid http:// or https:// address") from None
+    host = (parts.hostname or "").rstrip(".").lower()
+    if parts.scheme not in ("http", "https") or not host:
+        raise ServerRefused("must be an https:// address with a host")
+    if parts.username or parts.password:
+        raise ServerRefused("must not carry a user name or password")
+    listed = host in {h.strip().lower() for h in settings.CHANNEL_ALLOWED_HOSTS if h.strip()}
+    if parts.scheme == "http" and not listed:
+        raise ServerRefused(
+            "must be https:// (http only for a host listed in CHANNEL_ALLOWED_HOSTS)"
+        )
+    for address in _resolve(host):
+        if is_cloud_metadata_ip(address):
+            raise ServerRefused(f"{host} leads to a cloud metadata address, never dialled")
+        if is_private_ip(address) and not listed:
+            raise ServerRefused(
+                f"{host} leads to a private or loopback address ({address}); an operator "
+                "lists such a server in CHANNEL_ALLOWED_HOSTS"
+            )
+    return f"{parts.scheme}://{parts.netloc}{parts.path}".rstrip("/")
+
+
+def _resolve(host: str) -> list[str]:
+    try:
+        return [str(ipaddress.ip_address(host.strip("[]")))]
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, None, socket.AF_UNSPEC, socket.SOCK_STREAM)
+    except (OSError, UnicodeError, ValueError) as exc:
+        raise ServerRefused(f"{host} does not resolve ({exc})") from None
+    return sorted({str(info[4][0]) for info in infos})
+
+
+# --- inbound ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Inbound:
+    """One message the bot is asked to answer, as the worker needs it (stored as JSON)."""
+
+    platform: str
+    delivery_id: str
+    # The sender's account on the platform (AccountLink.account_key) and a name to greet.
+    account_key: str
+    sender_name: str
+    text: str
+    # The chat the reply belongs to (ChatThread.chat_key): a Slack thread is a chat of its own.
+    chat_key: str
+    # The room, for a group chat (its memory store: Conversation.group_chat_key); "" for a DM.
+    room_key: str
+    is_direct: bool
+    # Where replies go, in the platform's own terms (channel, thread, message to reply to).
+    target: dict = field(default_factory=dict)
+
+    def as_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> Inbound:
+        return cls(**data)
+
+
+_SLACK_MENTION = re.compile(r"<@[A-Z0-9]+>[ \t]?")
+_LEADING_HANDLE = re.compile(r"^\s*@\w+[ \t]?")
+
+
+def _strip_mention(text: str) -> str:
+    # "<@U0BOT> what is due?" -> "what is due?"; Slack's mention markup is "<@ID>". Lines are
+    # kept as they were written.
+    return _SLACK_MENTION.sub("", text).strip()
+
+
+def parse_slack(payload: dict) -> Inbound | None:
+    """An Events API ``event_callback``: a direct message (``message`` in an ``im``) or a
+    mention in a channel (``app_mention``). A channel mention is answered in its thread — the
+    thread it was in, or the one it starts — so the thread's ts is part of the chat."""
+    event = payload.get("event") or {}
+    if payload.get("type") != "event_callback" or not isinstance(event, dict):
+        return None
+    if event.get("bot_id") or event.get("subtype"):
+        return None  # the bot's own messages, edits, joins
+    kind, channel_type = event.get("type"), event.get("channel_type")
+    is_direct = kind == "message" and channel_type == "im"
+    if not (is_direct or kind == "app_mention"):
+        return None
+    team, channel, user = payload.get("team_id", ""), event.get("channel", ""), event.get("user")
+    text = _strip_mention(str(event.get("text") or ""))
+    if not (channel and user and text):
+        return None
+    thread_ts = event.get("thread_ts") or (None if is_direct else event.get("ts"))
+    chat_key = f"slack:{team}:{channel}" + (f":{thread_ts}" if thread_ts else "")
+    return Inbound(
+        platform=Platform.SLACK,
+        delivery_id=str(payload.get("event_id") or f"{channel}:{event.get('ts')}")[:128],
+        account_key=f"{team}:{user}",
+        sender_name=str(user),
+        text=text,
+        chat_key=chat_key,
+        room_key="" if is_direct else f"slack:{team}:{channel}",
+        is_direct=is_direct,
+        target={"channel": channel, "thread_ts": thread_ts},
+    )
+
+
+def parse_telegram(payload: dict) -> Inbound | None:
+    """An ``Update`` with a text ``message``. A private chat is direct; in a group the bot
+    answers what Telegram delivers to it (with privacy mode on, the default: commands, mentions
+    and replies to the bot), replying to the message it answers."""
+    message = payload.get("message") or {}
+    if not isinstance(message, dict) or "update_id" not in payload:
+        return None
+    sender, chat = message.get("from") or {}, message.get("chat") or {}
+    text = str(message.get("text") or "").strip()
+    if sender.get("is_bot") or not text or "id" not in chat or "id" not in sender:
+        return None
+    is_direct = chat.get("type") == "private"
+    topic = message.get("message_thread_id")
+    chat_key = f"telegram:{chat['id']}" + (f":{topic}" if topic else "")
+    name = sender.get("username") or sender.get("first_name") or str(sender["id"])
+    return Inbound(
+        platform=Platform.TELEGRAM,
+        delivery_id=str(payload["update_id"]),
+        account_key=str(sender["id"]),
+        sender_name=str(name),
+        # In a group the message usually opens with the bot's handle: "@helper_bot status?".
+        text=text if is_direct else _LEADING_HANDLE.sub("", text).strip(),
+        chat_key=chat_key,
+        room_key="" if is_direct else f"telegram:{chat['id']}",
+        is_direct=is_direct,
+        target={
+            "chat_id": chat["id"],
+            "reply_to": None if is_direct else message.get("message_id"),
+            "topic": topic,
+        },
+    )
+
+
+def parse_mattermost(payload: dict, *, server_host: str) -> Inbound | None:
+    """An outgoing webhook's post. Mattermost fires outgoing webhooks in public channels only,
+    on the integration's trigger words; the reply goes in the post's thread."""
+    user_id, channel_id = payload.get("user_id"), payload.get("channel_id")
+    post_id = payload.get("post_id")
+    text = str(payload.get("text") or "").strip()
+    trigger = str(payload.get("trigger_word") or "").strip()
+    if trigger and text.startswith(trigger):
+        text = text[len(trigger) :].strip()
+    if not (user_id and channel_id and post_id and text):
+        return None
+    team = payload.get("team_id", "")
+    return Inbound(
+        platform=Platform.MATTERMOST,
+        delivery_id=str(post_id)[:128],
+        account_key=f"{server_host}:{user_id}",
+        sender_name=str(payload.get("user_name") or user_id),
+        text=text,
+        chat_key=f"mattermost:{team}:{channel_id}:{post_id}",
+        room_key=f"mattermost:{team}:{channel_id}",
+        is_direct=False,
+        target={"channel_id": channel_id, "root_id": post_id, "team_id": team, "user_id": user_id},
+    )
+
+
+# --- outbound -----------------------------------------------------------------------------------
+
+
+class _Client:
+    platform: str
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+
+    @property
+    def max_chars(self) -> int:
+        return MAX_CHARS[Platform(self.platform)]
+
+    def _send(self, method: str, url: str, **kwargs) -> Any:
+        try:
+            with httpx.Client(timeout=TIMEOUT_SECONDS, follow_redirects=False) as client:
+                response = client.request(method, url, **kwargs)
+        except httpx.HTTPError as exc:
+            raise PlatformError(
+                f"{self.platform} could not be reached ({type(exc).__name__})"
+            ) from None
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        return response, body
+
+
+class SlackClient(_Client):
+    platform = Platform.SLACK
+
+    def __init__(self, token: str) -> None:
+        super().__init__(token)
+        self.base = _api_base(Platform.SLACK, SLACK_API)
+
+    def call(self, method: str, **arguments) -> dict:
+        response, body = self._send(
+            "POST",
+            f"{self.base}/{method}",
+            json=arguments,
+            headers={"Authorization": f"Bearer {self.token}"},
+        )
+        if not isinstance(body, dict) or not body.get("ok"):
+            error = body.get("error") if isinstance(body, dict) else f"HTTP {response.status_code}"
+            raise PlatformError(f"Slack refused {method}: {error}")
+        return body
+
+    def check(self) -> str:
+        body = self.call("auth.test")
+        return f"Connected to Slack workspace {body.get('team', '?')} as {body.get('user', '?')}."
+
+    def post(self, target: dict, text: str) -> str:
+        arguments = {"channel": target["channel"], "text": text}
+        if target.get("thread_ts"):
+            arguments["thread_ts"] = target["thread_ts"]
+        return str(self.call("chat.postMessage", **arguments)["ts"])
+
+    def edit(self, target: dict, message_id: str, text: str) -> None:
+        self.call("chat.update", channel=target["channel"], ts=message_id, text=text)
+
+    def send_direct(self, inbound: Inbound, text: str) -> None:
+        # The link is only offered in a direct message, which is where the reply goes.
+        self.post(inbound.target, text)
+
+    # channel_tools: the channel holding the thread, with the bot's token.
+    def channel_info(self, target: dict) -> dict:
+        channel = self.call(
+            "conversations.info", channel=target["channel"], include_num_members=True
+        )
+        data = channel.get("channel") or {}
+        return {
+            "name": data.get("name") or target["channel"],
+            "topic": (data.get("topic") or {}).get("value", ""),
+            "purpose": (data.get("purpose") or {}).get("value", ""),
+            "members": data.get("num_members"),
+        }
+
+    def channel_members(self, target: dict, limit: int) -> tuple[list[str], bool]:
+        body = self.call("conversations.members", channel=target["channel"], limit=limit + 1)
+        members = [str(member) for member in body.get("members") or []]
+        return members[:limit], len(members) > limit
+
+    def search_channels(self, query: str, limit: int) -> list[dict]:
+        body = self.call("conversations.list", exclude_archived=True, limit=1000)
+        words = query.lower().split()
+        found = []
+        for channel in body.get("channels") or []:
+            purpose = (channel.get("purpose") or {}).get("value", "")
+            haystack = f"{channel.get('name', '')} {purpose}".lower()
+            if all(word in haystack for word in words):
+                found.append({"name": channel.get("name", ""), "purpose": purpose})
+        return found[:limit]
+
+    def history(self, target: dict, limit: int) -> tuple[list[dict], bool]:
+        body = self.call("conversations.history", channel=target["channel"], limit=limit)
+        messages = [
+            {
+                "author": str(m.get("user") or m.get("bot_id") or "?"),
+                "at": m.get("ts", ""),
+                "text": m.get("text", ""),
+            }
+            for m in body.get("messages") or []
+        ]
+        messages.reverse()  # Slack answers newest first; the newest goes last
+        return messages, bool(body.get("has_more"))
+
+
+class TelegramClient(_Client):
+    platform = Platform.TELEGRAM
+
+    def __init__(self, token: str) -> None:
+        super().__init__(token)
+        self.base = _api_base(Platform.TELEGRAM, TELEGRAM_API)
+
+    def call(self, method: str, **arguments) -> Any:
+        response, body = self._send("POST", f"{self.base}/bot{self.token}/{method}", json=arguments)
+        if not isinstance(body, dict) or not body.get("ok"):
+            error = body.get("description") if isinstance(body, dict) else None
+            raise PlatformError(
+                f"Telegram refused {method}: {error or f'HTTP {response.status_code}'}"
+            )
+        return body.get("result")
+
+    def check(self) -> str:
+        me = self.call("getMe") or {}
+        return f"Connected to Telegram as @{me.get('username', '?')}."
+
+    def set_webhook(self, url: str, secret_token: str) -> None:
+        # Only messages: an edit, a reaction or a join is nothing the bot answers.
+        self.call("setWebhook", url=url, secret_token=secret_token, allowed_updates=["message"])
+
+    def post(self, target: dict, text: str) -> str:
+        arguments: dict[str, Any] = {"chat_id": target["chat_id"], "text": text}
+        if target.get("reply_to"):
+            arguments["reply_to_message_id"] = target["reply_to"]
+        if target.get("topic"):
+            arguments["message_thread_id"] = target["topic"]
+        return str((self.call("sendMessage", **arguments) or {})["message_id"])
+
+    def edit(self, target: dict, message_id: str, text: str) -> None:
+        self.call(
+            "editMessageText", chat_id=target["chat_id"], message_id=int(message_id), text=text
+        )
+
+    def send_direct(self, inbound: Inbound, text: str) -> None:
+        self.post(inbound.target, text)
+
+    def channel_info(self, target: dict) -> dict:
+        chat = self.call("getChat", chat_id=target["chat_id"]) or {}
+        count = self.call("getChatMemberCount", chat_id=target["chat_id"])
+        return {
+            "name": chat.get("title") or chat.get("username") or str(target["chat_id"]),
+            "topic": "",
+            "purpose": chat.get("description", ""),
+            "members": count,
+        }
+
+    def channel_members(self, target: dict, limit: int) -> tuple[list[str], bool]:
+        # Telegram lets a bot list a chat's administrators and nobody else.
+        admins = self.call("getChatAdministrators", chat_id=target["chat_id"]) or []
+        names = []
+        for admin in admins:
+            user = admin.get("user") or {}
+            names.append(str(user.get("username") or user.get("first_name") or user.get("id")))
+        return names[:limit], len(names) > limit
+
+
+class MattermostClient(_Client):
+    platform = Platform.MATTERMOST
+
+    def __init__(self, token: str, server_url: str, team_id: str = "") -> None:
+        super().__init__(token)
+        # The team a channel search looks in: the team of the channel the message came from.
+        self.team_id = team_id
+        try:
+            self.base = check_server_url(server_url) + "/api/v4"
+        except ServerRefused as exc:
+            raise PlatformError(f"The Mattermost server URL is refused: {exc.sentence}") from None
+
+    def call(self, method: str, path: str, **kwargs) -> Any:
+        response, body = self._send(
+            method,
+            f"{self.base}{path}",
+            headers={"Authorization": f"Bearer {self.token}"},
+            **kwargs,
+        )
+        if response.status_code >= 400:
+            error = body.get("message") if isinstance(body, dict) else None
+            raise PlatformError(
+                f"Mattermost refused {method} {path}: {error or f'HTTP {response.status_code}'}"
+            )
+        return body
+
+    def check(self) -> str:
+        me = self.call("GET", "/users/me") or {}
+        return f"Connected to Mattermost as @{me.get('username', '?')}."
+
+    def post(self, target: dict, text: str) -> str:
+        body = {"channel_id": target["channel_id"], "message": text}
+        if target.get("root_id"):
+            body["root_id"] = target["root_id"]
+        return str(self.call("POST", "/posts", json=body)["id"])
+
+    def edit(self, target: dict, message_id: str, text: str) -> None:
+        self.call("PUT", f"/posts/{message_id}/patch", json={"message": text})
+
+    def send_direct(self, inbound: Inbound, text: str) -> None:
+        # An outgoing webhook never fires in a direct message, so the bot opens one.
+        me = self.call("GET", "/users/me") or {}
+        channel = (
+            self.call("POST", "/channels/direct", json=[me.get("id"), inbound.target["user_id"]])
+            or {}
+        )
+        self.call("POST", "/posts", json={"channel_id": channel.get("id"), "message": text})
+
+    def channel_info(self, target: dict) -> dict:
+        channel = self.call("GET", f"/channels/{target['channel_id']}") or {}
+        stats = self.call("GET", f"/channels/{target['channel_id']}/stats") or {}
+        return {
+            "name": channel.get("display_name") or channel.get("name", ""),
+            "topic": channel.get("header", ""),
+            "purpose": channel.get("purpose", ""),
+            "members": stats.get("member_count"),
+        }
+
+    def channel_members(self, target: dict, limit: int) -> tuple[list[str], bool]:
+        members = (
+            self.call(
+                "GET",
+                f"/channels/{target['channel_id']}/members",
+                params={"per_page": min(limit + 1, 200)},
+            )
+            or []
+        )
+        ids = [str(member.get("user_id")) for member in members]
+        return ids[:limit], len(ids) > limit
+
+    def search_channels(self, query: str, limit: int) -> list[dict]:
+        found = (
+            self.call("POST", f"/teams/{self.team_id}/channels/search", json={"term": query}) or []
+        )
+        return [
+            {"name": c.get("display_name") or c.get("name", ""), "purpose": c.get("purpose", "")}
+            for c in found[:limit]
+        ]
+
+    def history(self, target: dict, limit: int) -> tuple[list[dict], bool]:
+        body = (
+            self.call(
+                "GET", f"/channels/{target['channel_id']}/posts", params={"per_page": limit + 1}
+            )
+            or {}
+        )
+        posts = body.get("posts") or {}
+        order = list(body.get("order") or [])  # newest first
+        messages = [
+            {
+                "author": str(posts[pid].get("user_id", "?")),
+                "at": str(posts[pid].get("create_at", "")),
+                "text": posts[pid].get("message", ""),
+            }
+            for pid in order[:limit]
+            if pid in posts
+        ]
+        messages.reverse()
+        return messages, len(order) > limit
+
+
+def client_for(platform: str, token: str, *, server_url: str = "", team_id: str = ""):
+    if platform == Platform.SLACK:
+        return SlackClient(token)
+    if platform == Platform.TELEGRAM:
+        return TelegramClient(token)
+    return MattermostClient(token, server_url, team_id)
