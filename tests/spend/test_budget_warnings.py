@@ -228,3 +228,22 @@ def test_a_run_that_carries_its_cap_past_a_threshold_enqueues_the_warning(
     run_of(member, org, agent, "hello again")
     time.sleep(1)
     assert Notification.objects.filter(kind="budget").count() == 1
+
+
+@pytest.mark.django_db
+def test_the_organizations_row_carries_its_month_for_runs_view_only(
+    org, owner, member, outsider, client_for
+):
+    book_spend(queued_run(owner, org, published_agent(org)), D("0.25"))
+    row = client_for(owner, org).get(f"/api/v1/orgs/{org.pk}/").json()
+    assert D(row["month_to_date_usd"]) >= D("0.25") and row["month_to_date_is_partial"] is False
+    assert row["month"] == month_of().strftime("%Y-%m") and row["monthly_budget_usd"]
+    # Spend is a runs:view read: a member sees the row without the figure, not a refusal.
+    assert "month_to_date_usd" not in client_for(member, org).get(f"/api/v1/orgs/{org.pk}/").json()
+    # Another organization's row is a 404.
+    assert (
+        client_for(outsider, org.__class__.objects.get(slug="globex"))
+        .get(f"/api/v1/orgs/{org.pk}/")
+        .status_code
+        == 404
+    )
