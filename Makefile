@@ -39,7 +39,7 @@ test: install-dev browser
 # The latency benchmarks first: the audit benchmark writes a million rows, and PostgreSQL's
 # background work after it (autovacuum, checkpoints) would land on whatever runs next.
 bench: install-dev
-	$(BIN)/agenticos test -m bench -s bench/bench_runner.py bench/bench_frames.py bench/bench_worker_runtime.py bench/bench_conversation_search.py bench/bench_knowledge.py bench/bench_audit.py
+	$(BIN)/agenticos test -m bench -s bench/bench_runner.py bench/bench_frames.py bench/bench_worker_runtime.py bench/bench_conversation_search.py bench/bench_knowledge.py bench/bench_spend.py bench/bench_audit.py
 
 # schemathesis over the API's OpenAPI schema, as an owner and as a member, against a server the
 # suite starts (tests/fuzz). FUZZ_MAX_EXAMPLES bounds the cases per operation (default 10);

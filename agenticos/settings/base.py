@@ -368,6 +368,9 @@ DEFAULT_ORG_MONTHLY_BUDGET_USD = env_optional_decimal(
     "DEFAULT_ORG_MONTHLY_BUDGET_USD", Decimal("100")
 )
 APPROVAL_EXPIRY_HOURS = env_int("APPROVAL_EXPIRY_HOURS", 72, minimum=1)
+# How long before APPROVAL_EXPIRY_HOURS runs out the approval audience gets one reminder (the
+# hourly sweep sends it); 0 turns the reminder off.
+APPROVAL_EXPIRY_WARNING_HOURS = env_int("APPROVAL_EXPIRY_WARNING_HOURS", 12, minimum=0)
 STALE_RUN_REAPED_AFTER_HOURS = env_int("STALE_RUN_REAPED_AFTER_HOURS", 6, minimum=0)
 # Runs one worker process holds at once on its event loop (Celery's thread pool size).
 AGENTICOS_RUNS_PER_WORKER = env_int("AGENTICOS_RUNS_PER_WORKER", 50, minimum=1)

@@ -168,8 +168,33 @@ def alert_rows(alerts: dict) -> list[dict]:
     ]
 
 
+def warn_at_text(alerts: dict) -> str:
+    """The budget warnings as the Limits form shows them: percentages, "80, 95"."""
+    return ", ".join(
+        f"{Decimal(str(f)) * 100:f}".rstrip("0").rstrip(".")
+        for f in alerts["budget"].get("warn_at", [])
+    )
+
+
+def parse_warn_at(raw: str) -> list:
+    """ "80, 95" → ["0.8", "0.95"]. A value that is not a number is kept as typed, so publish
+    validation names the field instead of the form dropping it."""
+    fractions: list = []
+    for part in raw.replace(";", ",").split(","):
+        part = part.strip().rstrip("%").strip()
+        if not part:
+            continue
+        try:
+            fractions.append(str(Decimal(part) / 100))
+        except InvalidOperation:
+            fractions.append(part)
+    return fractions
+
+
 def parse_alerts_post(post, current_alerts) -> dict:
     alerts = alerts_of(current_alerts)
+    if "budget_warn_at" in post:
+        alerts["budget"]["warn_at"] = parse_warn_at(post.get("budget_warn_at", ""))
     offered = {role for role, _ in ALERT_FORM_ROLES}
     for kind in ALERT_KINDS:
         kept = [role for role in alerts[kind]["audience"] if role not in offered]  # e.g. "chosen"
@@ -196,6 +221,10 @@ def parse_builder_post(post, current_spec: dict) -> dict:
         spec["limits"] = {**spec.get("limits", {}), "max_steps": _number(steps)}
     if post.get("alerts.shown"):
         spec["alerts"] = parse_alerts_post(post, spec.get("alerts"))
+    elif "budget_warn_at" in post:
+        alerts = alerts_of(spec.get("alerts"))
+        alerts["budget"]["warn_at"] = parse_warn_at(post.get("budget_warn_at", ""))
+        spec["alerts"] = alerts
 
     existing = {b["id"]: b for b in spec.get("capabilities", [])}
     bindings = []
@@ -392,10 +421,15 @@ BASIC_FIELDS = {
     "budget": ("budget_monthly_usd", "Monthly budget (USD)"),
     "limits.max_steps": ("max_steps", "Step limit per run"),
     "limits": ("max_steps", "Step limit per run"),
+    "alerts.budget.warn_at": ("budget_warn_at", "Warn at (% of the monthly budget)"),
 }
 BASIC_MESSAGES = {
     "budget_monthly_usd": "Enter an amount in dollars, such as 25 or 25.50, or leave it empty.",
     "max_steps": "Enter a whole number of steps, from 1 to 500.",
+    "budget_warn_at": (
+        "Enter up to five percentages of the monthly budget above 0 and below 100, such as "
+        "80, 95 — or leave it empty for no warnings."
+    ),
 }
 
 
@@ -471,6 +505,7 @@ def builder_context(spec: dict, errors: list[PublishError], secrets) -> dict:
         "basic_errors": basic_errors,
         "budget_errors": basic_errors.get("budget_monthly_usd", []),
         "max_steps_errors": basic_errors.get("max_steps", []),
+        "warn_at_errors": basic_errors.get("budget_warn_at", []),
         "instructions_errors": basic_errors.get("instructions", []),
         "advanced_group": advanced,
         # Folded until opened, searched, or one of them is enabled (seed 000).

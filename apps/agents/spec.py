@@ -10,7 +10,9 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from agenticos.money import DEFAULT_BUDGET_WARN_AT, budget_warn_at_checked
 
 ApprovalMode = Literal["default", "required", "never"]
 SPEC_SCHEMA_VERSION = 1
@@ -91,6 +93,19 @@ class AlertRule(_Strict):
     chosen_user_ids: list[int] = Field(default_factory=list)
 
 
+class BudgetAlertRule(AlertRule):
+    """The budget alert: its audience, and the fractions of the agent's cap that warn it first."""
+
+    warn_at: list[Decimal] = Field(
+        default_factory=lambda: [Decimal(value) for value in DEFAULT_BUDGET_WARN_AT]
+    )
+
+    @field_validator("warn_at", mode="before")
+    @classmethod
+    def _warn_at_checked(cls, value) -> list[Decimal]:
+        return budget_warn_at_checked(value)
+
+
 class UsageReport(_Strict):
     """The agent's usage report: weekly and/or monthly, off by default."""
 
@@ -102,7 +117,9 @@ class UsageReport(_Strict):
 
 class Alerts(_Strict):
     # The agent's own cap reached: admins and the agent's owner unless the author says otherwise.
-    budget: AlertRule = Field(default_factory=lambda: AlertRule(audience=["admins", "owner"]))
+    budget: BudgetAlertRule = Field(
+        default_factory=lambda: BudgetAlertRule(audience=["admins", "owner"])
+    )
     # A call parked: whoever started the run and the admins.
     approvals: AlertRule = Field(
         default_factory=lambda: AlertRule(audience=["initiator", "admins"])

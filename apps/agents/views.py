@@ -24,7 +24,14 @@ from apps.runs.choices import TERMINAL_STATUSES, RunStatus
 from apps.vault.selectors import secrets_for
 
 from . import selectors, services
-from .forms import ALERT_FORM_ROLES, alert_rows, alerts_of, builder_context, parse_builder_post
+from .forms import (
+    ALERT_FORM_ROLES,
+    alert_rows,
+    alerts_of,
+    builder_context,
+    parse_builder_post,
+    warn_at_text,
+)
 from .services import PublishRefused
 from .validation import PublishError, parse_spec, validate_spec
 
@@ -88,6 +95,7 @@ def _render_builder(request, agent, *, spec: dict, errors: list[PublishError], s
         "alerts": (alerts := alerts_of(spec.get("alerts"))),
         "alert_roles": ALERT_FORM_ROLES,
         "alert_rows": alert_rows(alerts),
+        "warn_at": warn_at_text(alerts),
         "errors": errors,
         "can_edit": can_edit and agent.status == "active",
         "can_publish": selectors.can(request.user, agent, "publish") and agent.status == "active",

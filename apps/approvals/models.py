@@ -57,6 +57,9 @@ class ToolApproval(models.Model):
     note = models.TextField(blank=True)
     # What the approved call returned, once a resume settled it.
     result = models.TextField(blank=True)
+    # When the expiry reminder went out (APPROVAL_EXPIRY_WARNING_HOURS before the sweep denies the
+    # call); set once, by the claim that sends it, so a call is reminded at most once.
+    expiry_reminder_sent_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     decided_at = models.DateTimeField(null=True, blank=True)
 

@@ -60,6 +60,15 @@ def pending_for_run(run_id: int) -> bool:
 _CALLS_DECIDED_HOOKS: list = []
 _CALLS_EXPIRED_HOOKS: list = []
 _RUN_EXPIRED_HOOKS: list = []
+_EXPIRY_REMINDER_HOOKS: list = []
+
+
+def on_expiry_reminder(hook) -> None:
+    """``hook(run_id=..., approval_ids=[...], expires_at=...)``, after the sweep claimed the
+    reminder of those pending calls of one run: the notifications app tells the approval
+    audience. Sending never raises into the sweep."""
+    if hook not in _EXPIRY_REMINDER_HOOKS:
+        _EXPIRY_REMINDER_HOOKS.append(hook)
 
 
 def on_run_calls_decided(hook) -> None:
@@ -316,6 +325,48 @@ def question_answer(
 
 
 # --- the sweeps ----------------------------------------------------------------------------------
+
+
+def approvals_remind_expiring(*, now: dt.datetime | None = None) -> int:
+    """Part of the hourly sweep: every call still pending within APPROVAL_EXPIRY_WARNING_HOURS of
+    its expiry gets one reminder to the approval audience, with the link to the queue — so a call
+    is never denied by time without anyone having been told it was about to be. Each call is
+    claimed (``expiry_reminder_sent_at`` set where it was null) before anything is sent, so two
+    sweeps never remind twice; one reminder per run lists its claimed calls. Returns how many
+    calls it reminded."""
+    warning_hours = settings.APPROVAL_EXPIRY_WARNING_HOURS
+    if not warning_hours:
+        return 0
+    hours = settings.APPROVAL_EXPIRY_HOURS
+    now = now or timezone.now()
+    # Expires at created + hours; reminded from created + hours − warning (the creation itself
+    # when the warning is as long as the whole window).
+    reminder_from = now - dt.timedelta(hours=max(hours - warning_hours, 0))
+    expiry_cutoff = now - dt.timedelta(hours=hours)
+    due = ToolApproval.objects.filter(
+        status=ApprovalStatus.PENDING,
+        expiry_reminder_sent_at__isnull=True,
+        created_at__lt=reminder_from,
+        created_at__gte=expiry_cutoff,  # past its expiry, the sweep denies it instead
+    )
+    by_run: dict[int, list[ToolApproval]] = {}
+    for approval in due.order_by("created_at", "pk"):
+        claimed = ToolApproval.objects.filter(
+            pk=approval.pk, status=ApprovalStatus.PENDING, expiry_reminder_sent_at__isnull=True
+        ).update(expiry_reminder_sent_at=now)
+        if claimed:
+            by_run.setdefault(approval.run_id, []).append(approval)
+    for run_id, approvals in by_run.items():
+        expires_at = min(a.created_at for a in approvals) + dt.timedelta(hours=hours)
+        for hook in _EXPIRY_REMINDER_HOOKS:
+            try:
+                hook(run_id=run_id, approval_ids=[a.pk for a in approvals], expires_at=expires_at)
+            except Exception:  # a reminder that cannot be sent never stops the sweep
+                logger.exception("expiry reminder for run %s failed", run_id)
+    reminded = sum(len(a) for a in by_run.values())
+    if reminded:
+        logger.info("approval expiry sweep reminded %d call(s)", reminded)
+    return reminded
 
 
 def approvals_expire_stale(*, now: dt.datetime | None = None) -> int:

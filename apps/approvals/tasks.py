@@ -14,11 +14,16 @@ SWEEP_LOCK_SECONDS = 30 * 60
 
 @shared_task(name="apps.approvals.tasks.expire_stale_approvals", ignore_result=True)
 def expire_stale_approvals() -> int:
-    """Hourly: deny by time every call pending past APPROVAL_EXPIRY_HOURS (seed 003, "Una decisión que nadie toma")."""
+    """Hourly: deny by time every call pending past APPROVAL_EXPIRY_HOURS (seed 003, "Una decisión
+    que nadie toma"), then remind the approval audience of every call that expires within
+    APPROVAL_EXPIRY_WARNING_HOURS (once per call)."""
     with single_flight("approvals.expire_stale_approvals", SWEEP_LOCK_SECONDS) as acquired:
         if not acquired:
             return 0
-        return services.approvals_expire_stale()
+        expired = services.approvals_expire_stale()
+        # The same hourly sweep reminds what is about to expire (APPROVAL_EXPIRY_WARNING_HOURS).
+        services.approvals_remind_expiring()
+        return expired
 
 
 @shared_task(name="apps.approvals.tasks.expire_stale_questions", ignore_result=True)

@@ -26,6 +26,7 @@ from apps.runs import selectors as run_selectors
 from apps.runs.filters import parse_run_history
 from apps.spend.aggregates import (
     SpendScope,
+    caps_approaching,
     daily_series,
     month_to_date,
     spend_by_agent,
@@ -72,14 +73,17 @@ def dashboard(request):
         scope = SpendScope(organization=organization)
         window = last_days(DASHBOARD_DAYS)
         series = daily_series(scope, window)
+        month = month_to_date(scope)
+        by_agent = spend_by_agent(scope, window)
         context["spend"] = {
-            "month": month_to_date(scope),
+            "month": month,
+            "approaching": caps_approaching(scope, month=month, by_agent=by_agent),
             "window": window,
             "chart": daily_cost_svg(
                 series, width=480, height=120, title=f"Daily cost, last {DASHBOARD_DAYS} days (UTC)"
             ),
             "total": spend_totals(scope, window),
-            "agents": spend_by_agent(scope, window)[:8],
+            "agents": by_agent[:8],
             "simulated": any(
                 row["provider"] == "offline" for row in spend_by_provider(scope, window)
             ),

@@ -13,3 +13,14 @@ class NotificationsConfig(AppConfig):
     name = "apps.notifications"
     label = "notifications"
     verbose_name = "Notifications"
+
+    def ready(self) -> None:
+        # The budget warning is enqueued by name from apps.spend: its task must be registered in
+        # every process that books spend.
+        from apps.approvals.services import on_expiry_reminder
+
+        from . import tasks  # noqa: F401
+        from .services import notify_approval_expiring
+
+        # The hourly approval sweep reminds before it denies (APPROVAL_EXPIRY_WARNING_HOURS).
+        on_expiry_reminder(notify_approval_expiring)

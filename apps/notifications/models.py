@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from agenticos.money import usd_field
+
 
 class AlertKind(models.TextChoices):
     BUDGET = "budget", "Budget"
@@ -90,3 +92,29 @@ class UsageReportSent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.period} report of {self.agent} from {self.period_start}"
+
+
+class BudgetWarningSent(models.Model):
+    """A budget warning that went out: one row per cap counter (a scope and a UTC month) and
+    threshold, so each threshold warns once a month — a new month is a new counter, which is the
+    reset — even when two bookings cross it at once or the task is delivered twice (the unique
+    constraint lets exactly one through)."""
+
+    counter = models.ForeignKey(
+        "spend.BudgetCounter", on_delete=models.CASCADE, related_name="warnings_sent"
+    )
+    # A fraction of the cap, 0.8000 for 80%.
+    threshold = models.DecimalField(max_digits=5, decimal_places=4)
+    spent_usd = usd_field()
+    limit_usd = usd_field()
+    sent_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["counter", "threshold"], name="budget_warning_once_per_threshold"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.threshold * 100:.0f}% of counter {self.counter_id}"

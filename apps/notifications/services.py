@@ -154,6 +154,61 @@ def notify_run_parked(*, run_id: int) -> int:
         return 0
 
 
+def notify_approval_expiring(*, run_id: int, approval_ids, expires_at: dt.datetime) -> int:
+    """The expiry reminder: the calls of one run will be denied by time at ``expires_at`` unless
+    someone decides. Split like the approvals alert: whoever has approvals:decide gets the
+    reminder with the link to the queue; the rest of the audience the fact, without a link."""
+    from apps.approvals.models import ToolApproval
+    from apps.runs.models import Run
+
+    run = Run.objects.select_related("organization", "agent", "agent_version", "user").get(
+        pk=run_id
+    )
+    organization, agent = run.organization, run.agent
+    tools = sorted(
+        set(
+            ToolApproval.objects.filter(pk__in=approval_ids, status="pending").values_list(
+                "tool_name", flat=True
+            )
+        )
+    )
+    if not tools:
+        return 0
+    spec = run.agent_version.frozen_spec
+    roles, chosen = configured_audience(spec, "approvals")
+    audience = resolve_audience(organization, roles, agent=agent, run=run, chosen_user_ids=chosen)
+    deciders = [u for u in audience if has_org_permission(u, organization, APPROVALS_DECIDE)]
+    others = [u for u in audience if u not in deciders]
+    calls = ", ".join(tools)
+    when = f"{expires_at.astimezone(dt.UTC):%Y-%m-%d %H:%M} UTC"
+    queue = approvals_queue_link(organization)
+    sent = _deliver(
+        organization=organization,
+        kind=AlertKind.APPROVALS,
+        users=deciders,
+        subject=f"{agent.name}: an approval expires at {when}",
+        body=(
+            f"Run #{run.pk} of {agent.name} in {organization.name} is still waiting for a decision "
+            f"on {calls}. Unless someone decides by {when} "
+            f"(APPROVAL_EXPIRY_HOURS), the call is denied for lack of time and the run is "
+            f"cancelled.\n\nReview the request: {queue}\n"
+        ),
+        link=queue,
+    )
+    sent += _deliver(
+        organization=organization,
+        kind=AlertKind.APPROVALS,
+        users=others,
+        subject=f"{agent.name}: an approval expires at {when}",
+        body=(
+            f"Run #{run.pk} of {agent.name} in {organization.name} is still held for approval of "
+            f"{calls}. Unless an {_roles_sentence()} of the organization decides by {when}, the "
+            "call is denied for lack of time and the run is cancelled. Nothing is asked of you.\n"
+        ),
+    )
+    return sent
+
+
 def notify_agent_budget_reached(*, agent, spent_usd=None, limit_usd=None) -> int:
     """The agent's own cap bound: the spec's budget audience (default admins and the agent's owner)."""
     try:
@@ -199,6 +254,93 @@ def notify_org_cap_reached(*, organization, limit_usd=None) -> int:
         logger.exception(
             "organization cap alert for organization %s failed", getattr(organization, "pk", None)
         )
+        return 0
+
+
+def _days_left(month: dt.date, today: dt.date) -> int:
+    """Whole UTC days left in ``month`` from ``today``, today included (0 once it is over)."""
+    following = (month.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
+    if today >= following:
+        return 0
+    return (following - max(today, month)).days
+
+
+def notify_budget_warning(
+    *, counter_id: int, fractions, spent_usd, limit_usd, today: dt.date | None = None
+) -> int:
+    """A cap is approaching: its audience hears the figure, the cap and the days left in the
+    month — once per threshold and month (a ``BudgetWarningSent`` row per counter and threshold;
+    a new month is a new counter). A booking that crossed several thresholds at once sends the
+    highest and marks the lower ones, so 80% never arrives after 95%.
+
+    The agent's cap warns its spec's budget audience; the organization's cap warns the admins
+    whatever any spec says (an agent cannot silence a limit it does not control). Opt-outs
+    subtract last (``_deliver``)."""
+    try:
+        from apps.spend.models import BudgetCounter, BudgetScope
+
+        from .links import link
+        from .models import BudgetWarningSent
+
+        counter = BudgetCounter.objects.select_related(
+            "organization", "agent__organization", "agent__current_version"
+        ).get(pk=counter_id)
+        spent, limit = Decimal(str(spent_usd)), Decimal(str(limit_usd))
+        fractions = sorted(Decimal(str(f)) for f in fractions)
+        if not fractions or limit <= 0:
+            return 0
+        created = {}
+        for fraction in fractions:
+            with transaction.atomic():
+                _, created[fraction] = BudgetWarningSent.objects.get_or_create(
+                    counter=counter,
+                    threshold=fraction,
+                    defaults={"spent_usd": spent, "limit_usd": limit},
+                )
+        highest = fractions[-1]
+        if not created[highest]:
+            return 0  # already sent this month (a second delivery, or a racing booking)
+        organization = counter.organization
+        month_name = counter.month.strftime("%B %Y")
+        days = _days_left(counter.month, today or timezone.now().astimezone(dt.UTC).date())
+        share = f"{(spent / limit * 100):.0f}%"
+        days_sentence = (
+            f"{days} day{'s' if days != 1 else ''} left in {month_name} (UTC), today included"
+        )
+        figures = f"${spent:.2f} of ${limit:.2f} ({share})"
+        if counter.scope == BudgetScope.ORGANIZATION:
+            users = resolve_audience(organization, ["admins"])
+            subject = f"{organization.name} has used {highest * 100:.0f}% of its monthly budget"
+            body = (
+                f"{organization.name} has spent {figures} of its organization-wide monthly cap, "
+                f"with {days_sentence}. When the cap is reached every agent of the organization "
+                f"stops before its next model request.\n\n"
+                f"The cap is edited in the organization's settings: "
+                f"{link(f'/orgs/{organization.pk}/', organization)}\n"
+            )
+            target = link(f"/orgs/{organization.pk}/", organization)
+        else:
+            agent = counter.agent
+            spec = agent.current_version.frozen_spec if agent.current_version_id else None
+            roles, chosen = configured_audience(spec, "budget")
+            users = resolve_audience(organization, roles, agent=agent, chosen_user_ids=chosen)
+            subject = f"{agent.name} has used {highest * 100:.0f}% of its monthly budget"
+            body = (
+                f"{agent.name} in {organization.name} has spent {figures} of its own monthly "
+                f"cap, with {days_sentence}. When the cap is reached its runs stop before their "
+                f"next model request.\n\nThe cap is edited on the agent: {agent_link(agent)}\n"
+            )
+            target = agent_link(agent)
+        return _deliver(
+            organization=organization,
+            kind=AlertKind.BUDGET,
+            users=users,
+            subject=subject,
+            body=body,
+            link=target,
+        )
+    except Exception:
+        logger.exception("budget warning for counter %s failed", counter_id)
         return 0
 
 

@@ -7,6 +7,8 @@ from django.contrib.auth.models import PermissionsMixin
 from django.db import models
 from django.utils import timezone
 
+from agenticos.money import default_budget_warn_at
+
 from .choices import Role
 
 
@@ -64,6 +66,9 @@ class Organization(models.Model):
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=80, unique=True)
     monthly_budget_usd = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
+    # The fractions of the monthly cap at which the admins are warned before it binds (once per
+    # threshold and month); stored as decimal strings, checked by money.budget_warn_at_checked.
+    budget_warn_at = models.JSONField(default=default_budget_warn_at, blank=True)
     # Seed 003: the organization's own ceiling on waiving approvals from chat; off by default,
     # changed only by someone with approvals:decide.
     chat_may_waive_approvals = models.BooleanField(default=False)

@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from agenticos.money import budget_warn_at_checked
 from apps.audit.services import record_audit
 
 from .choices import Role
@@ -72,6 +73,24 @@ def organization_create(
 _ORGANIZATION_SETUP_HOOKS: list = []
 
 
+_ORGANIZATION_FIGURES_HOOKS: list = []
+
+
+def on_organization_figures(hook) -> None:
+    """``hook(organization, reader) -> dict``: figures another app adds to the organization's own
+    row (GET /orgs/{id}) — the spend app's month to date beside the cap it is measured against.
+    Orgs is the ground floor and reads no spend itself (STYLE.md, "Which way the imports point")."""
+    if hook not in _ORGANIZATION_FIGURES_HOOKS:
+        _ORGANIZATION_FIGURES_HOOKS.append(hook)
+
+
+def organization_figures(organization: Organization, reader) -> dict:
+    figures: dict = {}
+    for hook in _ORGANIZATION_FIGURES_HOOKS:
+        figures.update(hook(organization, reader))
+    return figures
+
+
 def on_organization_setup(hook) -> None:
     if hook not in _ORGANIZATION_SETUP_HOOKS:
         _ORGANIZATION_SETUP_HOOKS.append(hook)
@@ -95,6 +114,7 @@ def organization_update(
     monthly_budget_usd: Decimal | None | object = ...,
     chat_may_waive_approvals: bool | None = None,
     allow_personal_memory: bool | None = None,
+    budget_warn_at: list | None = None,
 ) -> Organization:
     """Change the organization's settings; each field is gated by its own permission."""
     organization = Organization.objects.select_for_update().get(pk=organization.pk)
@@ -114,6 +134,15 @@ def organization_update(
             "to": _money(monthly_budget_usd),
         }
         organization.monthly_budget_usd = monthly_budget_usd
+    if budget_warn_at is not None:
+        try:
+            fractions = [str(value) for value in budget_warn_at_checked(budget_warn_at)]
+        except ValueError as exc:
+            raise ValidationError({"budget_warn_at": str(exc)}) from None
+        if fractions != organization.budget_warn_at:
+            _require(actor, organization, BUDGETS_MANAGE)
+            changed["budget_warn_at"] = {"from": organization.budget_warn_at, "to": fractions}
+            organization.budget_warn_at = fractions
     if (
         chat_may_waive_approvals is not None
         and chat_may_waive_approvals != organization.chat_may_waive_approvals
@@ -137,7 +166,11 @@ def organization_update(
         organization.allow_personal_memory = allow_personal_memory
     if changed:
         organization.save(update_fields=[*changed])
-        action = "budget.change" if list(changed) == ["monthly_budget_usd"] else "org.update"
+        action = (
+            "budget.change"
+            if set(changed) <= {"monthly_budget_usd", "budget_warn_at"}
+            else "org.update"
+        )
         record_audit(
             actor=actor,
             organization=organization,

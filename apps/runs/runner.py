@@ -484,6 +484,7 @@ def open_meter(assembly: Assembly, *, deferred_tool_results=None, db=None) -> Pr
         agent_limit_usd=spec.budget.monthly_usd,
         org_limit_usd=run.organization.monthly_budget_usd,
         db=db,
+        agent_warn_at=spec.alerts.budget.warn_at,
     )
     guard = BudgetGuard(meter=meter)
     if assembly.delegation is not None:

@@ -7,7 +7,8 @@ from django.contrib import admin
 from agenticos.admin_base import ReadOnlyAdmin, export_actions
 from apps.audit.exports import ExportTable
 
-from .models import BudgetCounter, Ledger, LedgerEntry
+from .models import BudgetCounter, Ledger, LedgerEntry, ModelPrice
+from .services import model_price_delete, model_price_save
 
 SPEND_COLUMNS = (
     "run_id",
@@ -106,3 +107,26 @@ class BudgetCounterAdmin(ReadOnlyAdmin):
     list_filter = ("scope", "month", "organization")
     search_fields = ("organization__name", "agent__name")
     list_select_related = ("organization", "agent")
+
+
+@admin.register(ModelPrice)
+class ModelPriceAdmin(admin.ModelAdmin):
+    """An operator's price for a model genai-prices does not know, from a date on; applied to
+    the ledger by ``agenticos reprice`` (docs/budgets.md, "Repricing a floor")."""
+
+    list_display = (
+        "model_name",
+        "provider",
+        "input_usd_per_million",
+        "output_usd_per_million",
+        "applies_from",
+        "created_by",
+    )
+    search_fields = ("model_name", "provider")
+    readonly_fields = ("created_by", "created_at")
+
+    def save_model(self, request, obj, form, change):
+        model_price_save(actor=request.user, price=obj, created=not change)
+
+    def delete_model(self, request, obj):
+        model_price_delete(actor=request.user, price=obj)

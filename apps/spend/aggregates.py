@@ -38,10 +38,8 @@ from django.apps import apps
 from django.db.models import (
     Count,
     F,
-    OuterRef,
     Q,
     QuerySet,
-    Subquery,
     Sum,
     Value,
 )
@@ -49,7 +47,7 @@ from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.db.models.functions import Coalesce, Greatest, TruncDate
 from django.utils import timezone
 
-from agenticos.money import usd_field
+from agenticos.money import DEFAULT_BUDGET_WARN_AT, budget_warn_at_checked, usd_field
 from apps.orgs.models import Organization
 from apps.orgs.permissions import RUNS_VIEW, has_org_permission
 
@@ -144,6 +142,44 @@ def spend_rows_by_agent(runs: QuerySet) -> QuerySet:
     )
 
 
+def crossing_floor_trees(scope: SpendScope, window: SpendWindow) -> dict[int, int]:
+    """Trees that cross the window's start with an unpriced request inside it, per agent (#620).
+
+    A tree whose top-level row started before the window while a delegated row of it started
+    inside: the top-level row, which would carry the floor mark, is outside every aggregate of
+    the page, while the delegate's own spend is inside By provider and By key. So the tree is
+    counted by the delegate — on the agent that ran it, once per tree however many delegations
+    cross the edge, and only when the delegate's own requests (its row's ``cost_is_partial``: its
+    requests and its inline specialists') were unpriced. A priced delegation under an unpriced
+    parent outside the window raises nothing: the window's money is exact.
+    """
+    # The unpriced delegated rows of the window, each joined up to its root (at most three hops
+    # by primary key), keeping those whose root started before the window.
+    delegated = _run_model().objects.filter(
+        organization=scope.organization,
+        parent_run__isnull=False,
+        cost_is_partial=True,
+        # A delegated row is written finished: it always has its start.
+        started_at__gte=window.since,
+        started_at__lte=window.until,
+    )
+    if scope.is_own:
+        delegated = delegated.filter(user_id=scope.own_user_id)
+    rows = (
+        delegated.annotate(root_id=_up("id"), root_started=_up("started_at"))
+        .filter(root_started__lt=window.since)
+        .order_by("started_at", "pk")
+        .values_list("root_id", "agent_id")
+    )
+    first_of_tree: dict[int, int] = {}
+    for root_id, agent_id in rows:
+        first_of_tree.setdefault(root_id, agent_id)
+    per_agent: dict[int, int] = defaultdict(int)
+    for agent_id in first_of_tree.values():
+        per_agent[agent_id] += 1
+    return dict(per_agent)
+
+
 # --- GET /spend -------------------------------------------------------------------------------
 
 
@@ -157,7 +193,10 @@ def spend_totals(scope: SpendScope, window: SpendWindow) -> dict:
         "model_usd": model,
         "ingestion_usd": ingestion,
         "run_count": runs["run_count"],
-        "partial_run_count": runs["partial_run_count"],
+        # Trees crossing the window's start count by their unpriced delegate (#620), so this one
+        # figure is the sum of By agent's and governs every breakdown of the page.
+        "partial_run_count": runs["partial_run_count"]
+        + sum(crossing_floor_trees(scope, window).values()),
     }
 
 
@@ -179,6 +218,19 @@ def month_to_date(scope: SpendScope, *, now: dt.datetime | None = None) -> dict:
     }
 
 
+def organization_month_figures(organization, reader) -> dict:
+    """The organization's month to date for its own row (GET /orgs/{id}); spend is a runs:view
+    read (seed 003), so a reader without it gets the row without the figure, not a refusal."""
+    if not has_org_permission(reader, organization, RUNS_VIEW):
+        return {}
+    month = month_to_date(SpendScope(organization=organization))
+    return {
+        "month": month["month"],
+        "month_to_date_usd": str(month["month_to_date_usd"]),
+        "month_to_date_is_partial": month["month_to_date_is_partial"],
+    }
+
+
 def spend_by_agent(
     scope: SpendScope, window: SpendWindow, *, now: dt.datetime | None = None
 ) -> list[dict]:
@@ -192,6 +244,7 @@ def spend_by_agent(
     """
     Agent = apps.get_model("agents", "Agent")
     window_rows = {row["agent_id"]: row for row in spend_rows_by_agent(window_runs(scope, window))}
+    crossing = crossing_floor_trees(scope, window)
     month_entries = LedgerEntry.objects.filter(
         organization=scope.organization, month=month_of(now), agent__isnull=False
     )
@@ -233,7 +286,8 @@ def spend_by_agent(
                 "agent_name": agent.name,
                 "cost_usd": _money(window_row.get("cost_usd")),
                 "run_count": window_row.get("run_count", 0),
-                "partial_run_count": window_row.get("partial_run_count", 0),
+                "partial_run_count": window_row.get("partial_run_count", 0)
+                + crossing.get(agent.pk, 0),
                 "month_to_date_usd": _money(month_row.get("total")),
                 "month_to_date_is_partial": bool(month_row.get("unpriced")),
                 "monthly_cap_usd": None if agent.cap is None else Decimal(agent.cap),
@@ -250,42 +304,126 @@ def spend_by_agent(
     return rows
 
 
-def _own_spend_rows(scope: SpendScope, window: SpendWindow) -> QuerySet:
-    """Every row of the window, delegated ones included, with its *own* spend: its cost minus
-    that of its direct delegations. Nested delegations are discounted by their own parent, once,
-    so summed over every row it is still the bill (seed 003, "Las dos preguntas sobre el
-    proveedor necesitan una tercera respuesta")."""
-    children = (
-        _run_model()
-        .objects.filter(parent_run=OuterRef("pk"))
+def _warn_fractions(values) -> list[Decimal]:
+    try:
+        return budget_warn_at_checked(values if values is not None else DEFAULT_BUDGET_WARN_AT)
+    except ValueError:
+        return []
+
+
+def caps_approaching(scope: SpendScope, *, month: dict, by_agent: list[dict]) -> list[dict]:
+    """The dashboard's margin card: every cap whose month has reached one of its warning
+    thresholds (the organization's from its settings, each agent's from its published spec's
+    alerts.budget.warn_at), so a cap is seen approaching before ``budget_exceeded`` shows up in
+    the run history. ``month`` and ``by_agent`` are month_to_date's and spend_by_agent's answers
+    (the same figures the card prints). Closest to its cap first."""
+    Agent = apps.get_model("agents", "Agent")
+    found = []
+
+    def consider(kind, name, agent_id, spent, cap, fractions, partial):
+        if not cap or not fractions:
+            return
+        used = spent / cap
+        crossed = [f for f in fractions if used >= f]
+        if crossed:
+            found.append(
+                {
+                    "kind": kind,
+                    "name": name,
+                    "agent_id": agent_id,
+                    "spent_usd": spent,
+                    "spent_is_partial": partial,
+                    "cap_usd": cap,
+                    "used_percent": int(used * 100),
+                    "threshold_percent": int(crossed[-1] * 100),
+                    "reached": used >= 1,
+                }
+            )
+
+    if not scope.is_own:
+        consider(
+            "organization",
+            scope.organization.name,
+            None,
+            month["month_to_date_usd"],
+            month["monthly_cap_usd"],
+            _warn_fractions(scope.organization.budget_warn_at),
+            month["month_to_date_is_partial"],
+        )
+    capped = {row["agent_id"]: row for row in by_agent if row["monthly_cap_usd"]}
+    warn_at = dict(
+        Agent.objects.filter(organization=scope.organization, pk__in=capped).values_list(
+            "pk",
+            KeyTransform(
+                "warn_at",
+                KeyTransform("budget", KeyTransform("alerts", "current_version__spec")),
+            ),
+        )
+    )
+    for agent_id, row in capped.items():
+        consider(
+            "agent",
+            row["agent_name"],
+            agent_id,
+            row["month_to_date_usd"],
+            row["monthly_cap_usd"],
+            _warn_fractions(warn_at.get(agent_id)),
+            row["month_to_date_is_partial"],
+        )
+    return sorted(found, key=lambda item: (-item["spent_usd"] / item["cap_usd"], item["name"]))
+
+
+def _up(attribute: str):
+    """A delegated row's root's ``attribute``: a delegated row's parent is its nearest published
+    ancestor's row, and delegation nests at most three levels (the subagents capability's
+    ``max_depth`` ≤ 3), so the deepest of three hops that exists is the root."""
+    return Coalesce(
+        F(f"parent_run__parent_run__parent_run__{attribute}"),
+        F(f"parent_run__parent_run__{attribute}"),
+        F(f"parent_run__{attribute}"),
+    )
+
+
+def _tree_discounts(scope: SpendScope, window: SpendWindow, root_field: str) -> dict:
+    """What each top-level row of the window must give back for its own spend, grouped by its
+    ``root_field``: the spend of every delegated row of its tree, at any depth.
+
+    Own spend (seed 003, "Las dos preguntas sobre el proveedor necesitan una tercera
+    respuesta"): a delegated row's cost is already its own — its agent's requests and its inline
+    specialists', never its published delegates' (they have rows of their own;
+    docs/delegation.md) — while a top-level row's cost is its tree's whole ledger. So the root
+    alone discounts its tree; subtracting a grandchild from its parent's row as well would take
+    it off twice (found by the reconciliation test). Set-based — one grouped query over the
+    delegated rows joined up to their root — not a subquery per row."""
+    rows = (
+        scoped_runs(scope)
+        .filter(parent_run__isnull=False)
+        .annotate(
+            root_started=Coalesce(_up("started_at"), _up("created_at")), root_key=_up(root_field)
+        )
+        .filter(root_started__gte=window.since, root_started__lte=window.until)
         .order_by()
-        .values("parent_run")
-        .annotate(total=Sum(RUN_SPENT))
-        .values("total")
+        .values("root_key")
+        .annotate(total=Sum("spent"))
     )
-    return window_runs(scope, window, top_level=False).annotate(
-        own_spent=F("spent") - Coalesce(Subquery(children, output_field=MONEY_FIELD), Value(ZERO))
-    )
-
-
-OWN_FIGURES = {
-    "cost_usd": Coalesce(Sum("own_spent"), Value(ZERO), output_field=MONEY_FIELD),
-    "run_count": Count("pk"),
-    "partial_run_count": Count("pk", filter=RUN_IS_PARTIAL),
-}
+    return {row["root_key"]: _money(row["total"]) for row in rows}
 
 
 def spend_by_provider(scope: SpendScope, window: SpendWindow) -> list[dict]:
     """Each provider's own spend over the window's rows (delegated included), most first.
     ``partial_run_count`` counts the summed rows marked as a floor."""
     rows = (
-        _own_spend_rows(scope, window).order_by().values("model_provider").annotate(**OWN_FIGURES)
+        window_runs(scope, window, top_level=False)
+        .order_by()
+        .values("model_provider")
+        .annotate(**WINDOW_FIGURES)
     )
+    discounts = _tree_discounts(scope, window, "model_provider")
     result = [
         {
             # A run refused before its first request never chose a provider.
             "provider": row["model_provider"] or "none",
-            "cost_usd": _money(row["cost_usd"]),
+            "cost_usd": _money(row["cost_usd"]) - discounts.get(row["model_provider"], ZERO),
             "run_count": row["run_count"],
             "partial_run_count": row["partial_run_count"],
         }
@@ -306,14 +444,17 @@ def spend_by_key(scope: SpendScope, window: SpendWindow) -> list[dict]:
     ModelProfile = apps.get_model("agents", "ModelProfile")
     Secret = apps.get_model("vault", "Secret")
     per_version = list(
-        _own_spend_rows(scope, window)
+        window_runs(scope, window, top_level=False)
         .order_by()
         .values(
             "agent_version_id",
             profile_id=KeyTextTransform("model_profile_id", "agent_version__spec"),
         )
-        .annotate(**OWN_FIGURES)
+        .annotate(**WINDOW_FIGURES)
     )
+    discounts = _tree_discounts(scope, window, "agent_version_id")
+    for row in per_version:
+        row["cost_usd"] = _money(row["cost_usd"]) - discounts.pop(row["agent_version_id"], ZERO)
     default_profile = (
         ModelProfile.objects.filter(organization=scope.organization, is_default=True)
         .values_list("pk", flat=True)

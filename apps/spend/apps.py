@@ -7,3 +7,11 @@ class SpendConfig(AppConfig):
     name = "apps.spend"
     label = "spend"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from apps.orgs.services import on_organization_figures
+
+        from .aggregates import organization_month_figures
+
+        # GET /orgs/{id} carries the month beside the cap (orgs reads no spend itself).
+        on_organization_figures(organization_month_figures)

@@ -88,6 +88,10 @@ class RunMeter:
     delegation: str = ""
     billed_delegation: str = ""
     cap_agent_id: int | None = None
+    # The fractions of each cap at which its audience is warned (the agent's spec's
+    # alerts.budget.warn_at; the organization's settings), checked as each booking commits.
+    agent_warn_at: tuple[Decimal, ...] = ()
+    org_warn_at: tuple[Decimal, ...] = ()
     # What is reserved on the counters for this run's request in flight or next request: the
     # estimate of a request being sent, or the reservation made ahead when the previous one was
     # settled (see BudgetGuard). Always released or settled before the run ends.
@@ -104,10 +108,20 @@ class RunMeter:
 
     @classmethod
     def open(
-        cls, *, run, provider: str, model_name: str, agent_limit_usd, org_limit_usd, db=None
+        cls,
+        *,
+        run,
+        provider: str,
+        model_name: str,
+        agent_limit_usd,
+        org_limit_usd,
+        db=None,
+        agent_warn_at=(),
     ) -> RunMeter:
         """``db``: the session the run's loop sends the guard's moves on (a worker's shared
-        ``LoopPool``); by default this thread's own session (``LoopConnection``)."""
+        ``LoopPool``); by default this thread's own session (``LoopConnection``).
+        ``agent_warn_at``: the agent cap's warning fractions (its spec's alerts.budget.warn_at);
+        the organization's are read from its settings."""
         ledger = services.ledger_open(run=run)
         meter = cls(
             organization_id=run.organization_id,
@@ -118,6 +132,8 @@ class RunMeter:
             agent_limit_usd=agent_limit_usd,
             org_limit_usd=org_limit_usd,
             db=db if db is not None else LoopConnection(),
+            agent_warn_at=tuple(Decimal(str(f)) for f in agent_warn_at),
+            org_warn_at=services.organization_warn_at(run.organization),
         )
         meter._counters()
         return meter
@@ -147,6 +163,8 @@ class RunMeter:
             delegation=delegation,
             billed_delegation=billed_delegation,
             cap_agent_id=self.cap_agent_id or self.agent_id,
+            agent_warn_at=self.agent_warn_at,
+            org_warn_at=self.org_warn_at,
             _month=self._month,
             _caps=list(self._caps),
         )
@@ -170,8 +188,10 @@ class RunMeter:
                 organization_id=self.organization_id, agent_id=None, month=month
             )
             self._caps = [
-                services.Cap(BudgetScope.AGENT, self.agent_limit_usd, agent.pk),
-                services.Cap(BudgetScope.ORGANIZATION, self.org_limit_usd, org.pk),
+                services.Cap(BudgetScope.AGENT, self.agent_limit_usd, agent.pk, self.agent_warn_at),
+                services.Cap(
+                    BudgetScope.ORGANIZATION, self.org_limit_usd, org.pk, self.org_warn_at
+                ),
             ]
             self._month = month
         return self._caps
@@ -299,6 +319,7 @@ class RunMeter:
             next_reserve_usd=next_estimate_usd,
             delegation=self.delegation,
             billed_delegation=self.billed_delegation,
+            warn_caps=self._caps,
         ).run_on(self.db)
         self.refused_ahead = charge.next_refused is not None
         self.held_usd = Decimal("0") if self.refused_ahead else next_estimate_usd
@@ -337,6 +358,7 @@ class RunMeter:
             output_tokens=output_tokens,
             delegation=self.delegation,
             billed_delegation=self.billed_delegation,
+            warn_caps=self._caps,
         )
 
     # -- spend a capability makes on the run's behalf, from the run's loop --------------------
@@ -366,6 +388,7 @@ class RunMeter:
             output_tokens=output_tokens,
             delegation=self.delegation,
             billed_delegation=self.billed_delegation,
+            warn_caps=self._caps,
         ).run_on(self.db)
 
     def side_estimate(self, prompt_chars: int, max_tokens: int = OUTPUT_RESERVE_TOKENS) -> Decimal:
@@ -406,6 +429,7 @@ class RunMeter:
             reserved_usd=estimate_usd,
             delegation=self.delegation,
             billed_delegation=self.billed_delegation,
+            warn_caps=self._caps,
         ).run_on(self.db)
         record = RequestRecord(
             number=len(self.records) + 1,

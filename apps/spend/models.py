@@ -145,3 +145,44 @@ class BudgetCounter(models.Model):
     @property
     def spent_usd(self) -> Decimal:
         return self.committed_usd + self.reserved_usd
+
+
+class ModelPrice(models.Model):
+    """An operator's price for a model genai-prices does not know (a custom or self-hosted one),
+    from a date on. ``agenticos reprice`` prices the ledger's unpriced entries with it (the entry
+    whose ``applies_from`` is the latest on or before the entry's day); a blank ``provider``
+    matches the model under any provider. Deployment-wide: a model's price is the provider's, not
+    a tenant's."""
+
+    provider = models.CharField(max_length=32, blank=True)
+    model_name = models.CharField(max_length=200)
+    input_usd_per_million = models.DecimalField(max_digits=12, decimal_places=6)
+    output_usd_per_million = models.DecimalField(max_digits=12, decimal_places=6)
+    applies_from = models.DateField()
+    note = models.CharField(max_length=300, blank=True)
+    created_by = models.ForeignKey(
+        "orgs.User", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["model_name", "provider", "-applies_from"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["provider", "model_name", "applies_from"],
+                name="model_price_one_per_model_and_day",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(input_usd_per_million__gte=0, output_usd_per_million__gte=0),
+                name="model_price_not_negative",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider or '*'}/{self.model_name} from {self.applies_from}"
+
+    def cost_usd(self, input_tokens: int, output_tokens: int) -> Decimal:
+        return (
+            Decimal(input_tokens) * self.input_usd_per_million
+            + Decimal(output_tokens) * self.output_usd_per_million
+        ) / Decimal(1_000_000)

@@ -10,9 +10,10 @@ requests (docs/budgets.md states the bound this gives).
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_UP, Decimal
 from typing import Generic, TypeVar
@@ -24,6 +25,8 @@ from django.utils import timezone
 from psycopg.types.numeric import Int8
 
 from agenticos.loopdb import LoopSession, Statement
+from agenticos.money import budget_warn_at_checked
+from apps.audit.services import record_audit
 
 from .models import BudgetCounter, BudgetScope, EntryKind, Ledger, LedgerEntry
 from .pricing import price_usage
@@ -113,11 +116,70 @@ def budget_counter_for(
 
 @dataclass(frozen=True)
 class Cap:
-    """One monthly cap and the counter it is measured against."""
+    """One monthly cap and the counter it is measured against, with the fractions of it at which
+    its audience is warned before it binds (``warn_at``; empty: no warnings)."""
 
     scope: str
     limit_usd: Decimal | None
     counter_id: int
+    warn_at: tuple[Decimal, ...] = ()
+
+
+@dataclass(frozen=True)
+class BudgetWarning:
+    """A cap's warning threshold crossed by one booking: the counter, the highest fraction it
+    crossed (and every one it crossed, so a lower one is never sent after it), what the scope
+    had spent once the booking committed, and the cap."""
+
+    counter_id: int
+    scope: str
+    fractions: tuple[Decimal, ...]
+    spent_usd: Decimal
+    limit_usd: Decimal
+
+
+# Budget warnings are sent by a Celery task, enqueued by name (the notifications app is above
+# this one): the booking that crosses a threshold only puts a message on the broker.
+BUDGET_WARNING_TASK = "apps.notifications.tasks.send_budget_warning"
+
+
+def crossed_warnings(caps, committed: dict, cost: Decimal) -> list[BudgetWarning]:
+    """The warning thresholds a booking of ``cost`` carried each cap across: spent before it was
+    below ``fraction × cap`` and spent after it is not. Counted on committed spend — what was
+    actually booked — so an estimate in flight never warns."""
+    warnings = []
+    for cap in caps or ():
+        after = committed.get(cap.counter_id)
+        if after is None or not cap.warn_at or not cap.limit_usd or cost <= 0:
+            continue
+        before = after - cost
+        limit = Decimal(cap.limit_usd)
+        crossed = tuple(f for f in cap.warn_at if before < f * limit <= after)
+        if crossed:
+            warnings.append(BudgetWarning(cap.counter_id, str(cap.scope), crossed, after, limit))
+    return warnings
+
+
+def warnings_enqueue(warnings: Sequence[BudgetWarning]) -> None:
+    """Put each crossed threshold on the broker; never raises into the booking (a run must not
+    fail because the broker is down — the warning is lost and logged, the cap still binds)."""
+    if not warnings:
+        return
+    from celery import current_app
+
+    for warning in warnings:
+        try:
+            current_app.tasks[BUDGET_WARNING_TASK].apply_async(
+                kwargs={
+                    "counter_id": warning.counter_id,
+                    "fractions": [str(f) for f in warning.fractions],
+                    "spent_usd": str(warning.spent_usd),
+                    "limit_usd": str(warning.limit_usd),
+                },
+                retry=False,
+            )
+        except Exception:
+            logger.exception("budget warning for counter %s not enqueued", warning.counter_id)
 
 
 # One statement each, so every move is one round trip (docs/budgets.md, "Cost of the guard").
@@ -185,7 +247,7 @@ WITH caps AS (
             + CASE WHEN EXISTS (SELECT 1 FROM refused) THEN 0 ELSE %(next)s END,
         updated_at = now()
     WHERE id IN (SELECT id FROM locked)
-    RETURNING id
+    RETURNING id, committed_usd
 ), ledger AS (
     UPDATE spend_ledger
     SET cost_usd = cost_usd + %(cost)s, input_tokens = input_tokens + %(input)s,
@@ -194,7 +256,9 @@ WITH caps AS (
     WHERE id = %(ledger)s
     RETURNING id
 )
-SELECT id, spent FROM refused
+SELECT id, spent, true FROM refused
+UNION ALL
+SELECT id, committed_usd, false FROM counters
 """,
 )
 
@@ -221,10 +285,16 @@ class Move(Generic[T]):
     outcome: Callable[[list[tuple]], T]
 
     def run(self) -> T:
-        return self.outcome(_execute_hot(self.statement, self.params))
+        result = self.outcome(_execute_hot(self.statement, self.params))
+        warnings_enqueue(getattr(result, "warnings", ()))
+        return result
 
     async def run_on(self, db: LoopSession) -> T:
-        return self.outcome(await db.fetch(self.statement, self.params))
+        result = self.outcome(await db.fetch(self.statement, self.params))
+        warnings = getattr(result, "warnings", ())
+        if warnings:  # rare (a threshold crossed): the broker is talked to off the run's loop
+            await asyncio.to_thread(warnings_enqueue, warnings)
+        return result
 
 
 def _ids(values: list[int]) -> list[Int8]:
@@ -296,6 +366,8 @@ class Charge:
     output_tokens: int
     # Set when a reservation for the next request was asked and a cap refused it.
     next_refused: BudgetExceeded | None = None
+    # BudgetWarning thresholds this booking crossed (enqueued by the move once it has run).
+    warnings: tuple[BudgetWarning, ...] = ()
 
 
 def charge_move(
@@ -315,6 +387,7 @@ def charge_move(
     next_reserve_usd: Decimal = ZERO,
     delegation: str = "",
     billed_delegation: str = "",
+    warn_caps: list[Cap] | None = None,
 ) -> Move[Charge]:
     """Price one charge and book it: the entry, the run's ledger and the counters, atomically.
 
@@ -322,6 +395,9 @@ def charge_move(
     ``next_caps`` (the same counters, with their limits) and ``next_reserve_usd`` > 0, the same
     statement reserves the run's next request as reserve_move would, once this charge is
     booked; a refusal is returned in ``next_refused``, never raised: the charge is booked anyway.
+    ``warn_caps`` (the same counters with their limits and warning fractions; ``next_caps`` when
+    given) are checked against the counters as this charge leaves them: a warning threshold
+    crossed is enqueued, never sent inline.
     ``delegation`` / ``billed_delegation`` stamp an entry a delegate booked into its run's ledger
     (``agent_id`` is then the agent of the row it bills to).
     """
@@ -349,9 +425,16 @@ def charge_move(
         "billed_delegation": billed_delegation,
     }
 
+    caps_to_warn = warn_caps if warn_caps is not None else next_caps
+
     def charge(rows: list[tuple]) -> Charge:
-        next_refused = _refusal(next_caps, dict(rows)) if next_caps is not None else None
-        return Charge(price.cost_usd, price.priced, input_tokens, output_tokens, next_refused)
+        refused = {row[0]: row[1] for row in rows if row[2]}
+        committed = {row[0]: row[1] for row in rows if not row[2]}
+        next_refused = _refusal(next_caps, refused) if next_caps is not None else None
+        warnings = tuple(crossed_warnings(caps_to_warn, committed, Decimal(price.cost_usd)))
+        return Charge(
+            price.cost_usd, price.priced, input_tokens, output_tokens, next_refused, warnings
+        )
 
     return Move(_SETTLE, params, charge)
 
@@ -367,7 +450,14 @@ def ingestion_charge_record(
     """Book an ingestion job's spend against the organization's cap (it belongs to no run)."""
     month = month_of()
     counter = budget_counter_for(organization_id=organization.pk, agent_id=None, month=month)
+    cap = Cap(
+        BudgetScope.ORGANIZATION,
+        organization.monthly_budget_usd,
+        counter.pk,
+        organization_warn_at(organization),
+    )
     return charge_record(
+        warn_caps=[cap],
         organization_id=organization.pk,
         agent_id=None,
         ledger_id=None,
@@ -379,6 +469,16 @@ def ingestion_charge_record(
         input_tokens=input_tokens,
         output_tokens=output_tokens,
     )
+
+
+def organization_warn_at(organization) -> tuple[Decimal, ...]:
+    """The organization cap's warning fractions, from its settings (a bad stored value warns at
+    nothing rather than failing a booking; the settings API refuses one)."""
+    try:
+        return tuple(budget_warn_at_checked(organization.budget_warn_at or []))
+    except ValueError:
+        logger.warning("organization %s has unreadable budget_warn_at", organization.pk)
+        return ()
 
 
 def budget_counters_reconcile(
@@ -405,3 +505,42 @@ def budget_counters_reconcile(
             BudgetCounter.objects.filter(pk=counter.pk).update(**changes)
             fixed += 1
     return fixed
+
+
+def _price_details(price) -> dict:
+    return {
+        "provider": price.provider,
+        "model": price.model_name,
+        "input_usd_per_million": str(price.input_usd_per_million),
+        "output_usd_per_million": str(price.output_usd_per_million),
+        "applies_from": price.applies_from.isoformat(),
+    }
+
+
+@transaction.atomic
+def model_price_save(*, actor, price, created: bool):
+    """An operator's price for a model genai-prices does not know (the admin): saved and audited
+    on the deployment's chain in one transaction. ``agenticos reprice`` applies it."""
+    if created:
+        price.created_by = actor
+    price.save()
+    record_audit(
+        actor=actor,
+        organization=None,
+        action="spend.model_price.create" if created else "spend.model_price.change",
+        subject=price,
+        details=_price_details(price),
+    )
+    return price
+
+
+@transaction.atomic
+def model_price_delete(*, actor, price) -> None:
+    record_audit(
+        actor=actor,
+        organization=None,
+        action="spend.model_price.delete",
+        subject=price,
+        details=_price_details(price),
+    )
+    price.delete()

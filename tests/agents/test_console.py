@@ -145,3 +145,20 @@ def test_alert_audiences_and_usage_reports_are_set_in_the_builder(browser_for, b
     assert alerts.budget.audience == ["owner"]
     assert alerts.usage.weekly and not alerts.usage.monthly
     assert alerts.usage.audience == ["admins"]
+
+
+def test_budget_warnings_are_set_in_the_builders_limits_form(browser_for, builder, make_agent):
+    from decimal import Decimal
+
+    agent = make_agent(spec_with())
+    client = browser_for(builder)
+    page = client.get(f"/agents/{agent.pk}/").content.decode()
+    assert 'id="budget_warn_at" name="budget_warn_at" value="80, 95"' in page
+    client.post(f"/agents/{agent.pk}/", builder_post(agent, budget_warn_at="70, 90%"))
+    agent.refresh_from_db()
+    assert agent.draft.alerts.budget.warn_at == [Decimal("0.7"), Decimal("0.9")]
+    assert 'value="70, 90"' in client.get(f"/agents/{agent.pk}/").content.decode()
+    # Emptied: no warnings.
+    client.post(f"/agents/{agent.pk}/", builder_post(agent, budget_warn_at=""))
+    agent.refresh_from_db()
+    assert agent.draft.alerts.budget.warn_at == []

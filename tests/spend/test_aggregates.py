@@ -174,15 +174,17 @@ def test_by_provider_sums_each_runs_own_spend_so_it_is_both_the_attribution_and_
     assert sum(row["cost_usd"] for row in rows) == Decimal("1.00")
 
 
-def test_nested_delegations_are_discounted_once_by_their_own_parent(org, member):
+def test_nested_delegations_are_discounted_once_by_the_root_of_their_tree(org, member):
+    # As the runner writes them: the root row is the whole ledger ($1.00); a delegated row is
+    # its own agent's requests only — the middle's $0.50 does not hold its delegate's $0.20.
     a, b, c = (published_agent(org, name=name) for name in ("A", "B", "C"))
     root = finished_run(a, cost="1.00", user=member, provider="openai")
     middle = finished_run(b, cost="0.50", parent=root, provider="anthropic")
     finished_run(c, cost="0.20", parent=middle, provider="openrouter")
     rows = spend_by_provider(SpendScope(organization=org), _window())
     assert {row["provider"]: row["cost_usd"] for row in rows} == {
-        "openai": Decimal("0.50"),
-        "anthropic": Decimal("0.30"),
+        "openai": Decimal("0.30"),
+        "anthropic": Decimal("0.50"),
         "openrouter": Decimal("0.20"),
     }
 
@@ -287,3 +289,54 @@ def test_a_window_in_the_past_does_not_move_the_month_to_date(org, member):
     )
     row = _row(spend_by_agent(SpendScope(organization=org), past), agent_name="Helper")
     assert row["cost_usd"] == Decimal("0") and row["month_to_date_usd"] >= Decimal("0.10")
+
+
+def test_a_tree_crossing_the_window_start_is_counted_by_its_unpriced_delegate(org, member):
+    """#620: the parent's row is before the window, so it is outside every aggregate of the page;
+    the delegate's own spend is inside By provider and By key, so its floor lands on the agent
+    that ran it — once per tree, however many of its delegations cross the edge."""
+    parent_agent = published_agent(org, name="Orchestrator")
+    delegate = published_agent(org, name="Researcher")
+    nested = published_agent(org, name="Summariser")
+    window = _window(7)
+    before = window.since - dt.timedelta(hours=3)
+    inside = window.since + dt.timedelta(hours=1)
+
+    # One tree, two unpriced delegations inside the window (one nested under the other): 1.
+    root = finished_run(parent_agent, cost="0.50", user=member, started_at=before, partial=True)
+    child = finished_run(delegate, cost="0.10", parent=root, started_at=inside, partial=True)
+    finished_run(
+        delegate,
+        cost="0.05",
+        parent=root,
+        started_at=inside + dt.timedelta(minutes=5),
+        partial=True,
+    )
+    finished_run(
+        nested, cost="0.01", parent=child, started_at=inside + dt.timedelta(minutes=1), partial=True
+    )
+    # A priced delegation under an unpriced parent outside the window: the window's money is
+    # exact, so no floor.
+    other_root = finished_run(
+        parent_agent, cost="0.30", user=member, started_at=before, partial=True
+    )
+    finished_run(nested, cost="0.02", parent=other_root, started_at=inside, partial=False)
+    # A tree wholly inside the window is counted by its top-level row, as before.
+    inner_root = finished_run(
+        parent_agent, cost="0.20", user=member, started_at=inside, partial=True
+    )
+    finished_run(delegate, cost="0.03", parent=inner_root, started_at=inside, partial=True)
+
+    scope = SpendScope(organization=org)
+    rows = spend_by_agent(scope, window)
+    assert _row(rows, agent_name="Researcher")["partial_run_count"] == 1
+    assert _row(rows, agent_name="Summariser")["partial_run_count"] == 0
+    assert _row(rows, agent_name="Orchestrator")["partial_run_count"] == 1
+    # One figure governs the page: the total is By agent's sum.
+    assert spend_totals(scope, window)["partial_run_count"] == 2
+    assert sum(row["partial_run_count"] for row in rows) == 2
+
+    # A window that also holds the parents counts each tree once, by its top-level row.
+    wide = _window(30)
+    assert _row(spend_by_agent(scope, wide), agent_name="Researcher")["partial_run_count"] == 0
+    assert spend_totals(scope, wide)["partial_run_count"] == 3

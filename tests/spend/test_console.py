@@ -110,3 +110,25 @@ def test_an_unpriced_charge_this_month_marks_the_dashboards_month_as_a_floor(org
     )
     html = _client(builder).get("/").content.decode()
     assert "≥ $0.00" in html
+
+
+def test_the_margin_card_shows_caps_approaching_before_the_wall(org, builder, member, spent):
+    # Helper: $1.00 of a $5.00 cap (20%) — below its warnings. The organization: $1.00 of $1.20.
+    org.monthly_budget_usd = Decimal("1.20")
+    org.save(update_fields=["monthly_budget_usd"])
+    html = _client(builder).get("/").content.decode()
+    assert 'id="dashboard-caps-approaching"' in html
+    assert "Acme (organization)" in html and "83% used, past its 80% warning" in html
+    assert "Helper</a>:" not in html
+    # The agent's own thresholds are its spec's: at 20% it warns when it asks to at 15%.
+    version = spent.current_version
+    version.spec = {
+        **version.spec,
+        "alerts": {"budget": {"audience": ["admins"], "warn_at": ["0.15"]}},
+    }
+    version.save(update_fields=["spec"])
+    html = _client(builder).get("/").content.decode()
+    assert "Helper</a>:" in html and "20% used, past its 15% warning" in html
+    org.monthly_budget_usd = Decimal("100")
+    org.save(update_fields=["monthly_budget_usd"])
+    assert "Acme (organization)" not in _client(builder).get("/").content.decode()

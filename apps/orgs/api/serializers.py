@@ -15,6 +15,7 @@ class OrganizationSerializer(serializers.ModelSerializer):
             "slug",
             "monthly_budget_usd",
             "chat_may_waive_approvals",
+            "budget_warn_at",
             "created_at",
         ]
         read_only_fields = ["id", "slug", "created_at"]
@@ -27,6 +28,12 @@ class OrganizationUpdateSerializer(StrictJSONMixin, serializers.Serializer):
         max_digits=12, decimal_places=2, min_value=0, allow_null=True, required=False
     )
     chat_may_waive_approvals = serializers.BooleanField(required=False)
+    # Fractions of the monthly cap that warn the admins first (budgets:manage); [] turns it off.
+    budget_warn_at = serializers.ListField(
+        child=serializers.DecimalField(max_digits=5, decimal_places=4),
+        required=False,
+        max_length=5,
+    )
 
 
 class MembershipSerializer(serializers.ModelSerializer):

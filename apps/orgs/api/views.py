@@ -37,7 +37,9 @@ class OrganizationViewSet(
     mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
 ):
     """The caller's organization. `PATCH` changes its name (settings:manage), monthly cap
-    (budgets:manage; null = no cap) or `chat_may_waive_approvals` (approvals:decide)."""
+    (budgets:manage; null = no cap), `budget_warn_at` (budgets:manage: the fractions of the cap,
+    default 0.80 and 0.95, at which the admins are warned) or `chat_may_waive_approvals`
+    (approvals:decide)."""
 
     # Path ids are ASCII digits: "5 ", "²" and "abc" do not route (a 404 like a missing id).
     lookup_value_regex = ID_PATH_PATTERN
@@ -49,6 +51,18 @@ class OrganizationViewSet(
         # Only the organization the request acts in: another one is a 404 like a missing id.
         return selectors.organizations_for_user(self.request.user).filter(
             pk=self.request.organization.pk
+        )
+
+    def retrieve(self, request, *args, **kwargs):
+        """The organization with its monthly cap and — for a reader with runs:view — its month
+        to date against it (`month`, `month_to_date_usd`, `month_to_date_is_partial`): the same
+        figure the Spend page and the Dashboard print, and the guard's counter."""
+        organization = self.get_object()
+        return Response(
+            {
+                **OrganizationSerializer(organization).data,
+                **services.organization_figures(organization, request.user),
+            }
         )
 
     @extend_schema(request=OrganizationUpdateSerializer, responses={200: OrganizationSerializer})
@@ -72,6 +86,7 @@ class OrganizationViewSet(
             name=values.get("name"),
             monthly_budget_usd=values.get("monthly_budget_usd", _UNSET),
             chat_may_waive_approvals=values.get("chat_may_waive_approvals"),
+            budget_warn_at=values.get("budget_warn_at"),
         )
         return Response(OrganizationSerializer(organization).data)
 
