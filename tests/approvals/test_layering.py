@@ -34,4 +34,7 @@ def test_the_runs_app_registers_its_hooks_at_start():
 
     assert services._CALLS_DECIDED_HOOKS == [run_calls_decided]
     assert services._CALLS_EXPIRED_HOOKS == [run_close_expired_steps]
-    assert services._RUN_EXPIRED_HOOKS == [run_expire_parked]
+    # The runs app ends the run first; the channels app then tells its thread (apps/channels).
+    from apps.channels.services import run_expired_in_thread
+
+    assert services._RUN_EXPIRED_HOOKS == [run_expire_parked, run_expired_in_thread]
