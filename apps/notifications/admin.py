@@ -2,7 +2,7 @@ from django.contrib import admin
 
 from agenticos.admin_base import ReadOnlyAdmin
 
-from .models import Notification, NotificationOptOut, UsageReportSent
+from .models import BudgetWarningSent, Notification, NotificationOptOut, UsageReportSent
 
 
 @admin.register(Notification)
@@ -27,3 +27,13 @@ class UsageReportSentAdmin(ReadOnlyAdmin):
     list_display = ["agent", "period", "period_start", "sent_at"]
     list_filter = ["period", "period_start"]
     search_fields = ["agent__name"]
+
+
+@admin.register(BudgetWarningSent)
+class BudgetWarningSentAdmin(ReadOnlyAdmin):
+    """The budget warnings that went out: the record that each threshold warned once a month."""
+
+    list_display = ["counter", "threshold", "spent_usd", "limit_usd", "sent_at"]
+    list_filter = ["threshold", "sent_at"]
+    search_fields = ["counter__organization__name", "counter__agent__name"]
+    list_select_related = ["counter"]

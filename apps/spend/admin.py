@@ -123,6 +123,7 @@ class ModelPriceAdmin(admin.ModelAdmin):
         "created_by",
     )
     search_fields = ("model_name", "provider")
+    list_filter = ("provider", "applies_from")
     readonly_fields = ("created_by", "created_at")
 
     def save_model(self, request, obj, form, change):
