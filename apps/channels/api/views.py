@@ -4,13 +4,12 @@ enable, test the credentials. Parse, call a service, shape."""
 from __future__ import annotations
 
 from django.http import Http404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import mixins, status, viewsets
+from drf_spectacular.utils import extend_schema
+from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from agenticos import params as parsing
-from agenticos.params import ID_PATH_PATTERN
+from apps.agents.api.agent_rows import AgentRowsMixin
 from apps.agents.selectors import agent_for
 from apps.channels import selectors, services
 from apps.channels.models import Binding
@@ -18,7 +17,7 @@ from apps.channels.models import Binding
 from .serializers import BindingCreateSerializer, BindingSerializer, BindingTestSerializer
 
 
-class BindingViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class BindingViewSet(AgentRowsMixin, viewsets.GenericViewSet):
     """`POST` binds a published agent to one bot (`agents:publish` on it): `platform` `slack`,
     `telegram` or `mattermost` (with `server_url`), credentials as vault secret ids
     (`bot_token_secret_id`, `verification_secret_id`), an optional `prompt` appended to the
@@ -28,33 +27,11 @@ class BindingViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     narrows); `{id}/disable/`, `{id}/enable/`, `{id}/test/` (asks the platform who the bot is),
     `{id}/register-webhook/` (Telegram: `setWebhook` with the URL and the secret token)."""
 
-    lookup_value_regex = ID_PATH_PATTERN
     serializer_class = BindingSerializer
     queryset = Binding.objects.none()
     required_permission = None  # membership; the services decide who may bind
-
-    def get_queryset(self):
-        bindings = selectors.bindings_visible_to(self.request.user, self.request.organization)
-        if self.action == "list":
-            errors: dict = {}
-            raw = self.request.query_params.get("agent_id")
-            agent_id = parsing.parse_id("agent_id", raw, errors) if raw else None
-            parsing.raise_errors(errors)
-            if agent_id is not None:
-                bindings = bindings.filter(agent_id=agent_id)
-        return bindings.order_by("name", "pk")
-
-    def get_object(self):
-        binding = selectors.binding_for(
-            self.request.user, self.request.organization, self.kwargs.get("pk", "")
-        )
-        if binding is None:
-            raise Http404
-        return binding
-
-    @extend_schema(parameters=[OpenApiParameter("agent_id", int)])
-    def list(self, request, *args, **kwargs):
-        return super().list(request, *args, **kwargs)
+    rows_visible_to = staticmethod(selectors.bindings_visible_to)
+    row_for = staticmethod(selectors.binding_for)
 
     @extend_schema(request=BindingCreateSerializer, responses={201: BindingSerializer})
     def create(self, request):

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import transaction
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
@@ -17,8 +17,7 @@ from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agenticos import params as parsing
-from agenticos.params import ID_PATH_PATTERN
+from apps.agents.api.agent_rows import AgentRowsMixin
 from apps.agents.selectors import agent_for
 from apps.orgs.api.exceptions import Conflict
 from apps.orgs.api.schema import ErrorSerializer
@@ -38,45 +37,18 @@ from .serializers import (
 logger = logging.getLogger(__name__)
 
 
-class TriggerViewSet(
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    mixins.DestroyModelMixin,
-    viewsets.GenericViewSet,
-):
+class TriggerViewSet(AgentRowsMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet):
     """`POST` creates a trigger (`agents:edit` and `agents:run` on the agent): `kind` `schedule`
     (with `schedule`: `{"cron", "timezone"}` or `{"every_seconds"}`) or `event` (the answer
     carries `secret` once). `GET` lists the triggers of the agents you can see (`agent_id`
     narrows); `{id}/pause/`, `{id}/resume/`, `{id}/fire/` (fire now: 202 with the fire),
     `{id}/rotate-secret/` (the new `secret`, once), `{id}/fires/` (history), `DELETE {id}/`."""
 
-    lookup_value_regex = ID_PATH_PATTERN
     serializer_class = TriggerSerializer
     queryset = Trigger.objects.none()
     required_permission = None  # membership; the services decide who may manage
-
-    def get_queryset(self):
-        triggers = selectors.triggers_visible_to(self.request.user, self.request.organization)
-        if self.action == "list":
-            errors: dict = {}
-            raw = self.request.query_params.get("agent_id")
-            agent_id = parsing.parse_id("agent_id", raw, errors) if raw else None
-            parsing.raise_errors(errors)
-            if agent_id is not None:
-                triggers = triggers.filter(agent_id=agent_id)
-        return triggers.order_by("name", "pk")
-
-    def get_object(self):
-        trigger = selectors.trigger_for(
-            self.request.user, self.request.organization, self.kwargs.get("pk", "")
-        )
-        if trigger is None:
-            raise Http404
-        return trigger
-
-    @extend_schema(parameters=[OpenApiParameter("agent_id", int)])
-    def list(self, request, *args, **kwargs):
-        return super().list(request, *args, **kwargs)
+    rows_visible_to = staticmethod(selectors.triggers_visible_to)
+    row_for = staticmethod(selectors.trigger_for)
 
     @extend_schema(request=TriggerCreateSerializer, responses={201: TriggerWithSecretSerializer})
     def create(self, request):
