@@ -95,35 +95,44 @@ def _deliver(
     return sent
 
 
+def _approval_audience(run_id: int, pending: dict):
+    """The run, the pending calls ``pending`` selects (ToolApproval filters) as one sentence, and
+    the run's approvals audience split into those with approvals:decide and the rest; None when
+    none of those calls is pending any more."""
+    from apps.approvals.models import ToolApproval
+    from apps.runs.models import Run
+
+    run = Run.objects.select_related("organization", "agent", "agent_version", "user").get(
+        pk=run_id
+    )
+    tools = sorted(
+        set(
+            ToolApproval.objects.filter(**pending, status="pending").values_list(
+                "tool_name", flat=True
+            )
+        )
+    )
+    if not tools:
+        return None
+    organization = run.organization
+    roles, chosen = configured_audience(run.agent_version.frozen_spec, "approvals")
+    audience = resolve_audience(
+        organization, roles, agent=run.agent, run=run, chosen_user_ids=chosen
+    )
+    deciders = [u for u in audience if has_org_permission(u, organization, APPROVALS_DECIDE)]
+    return run, ", ".join(tools), deciders, [u for u in audience if u not in deciders]
+
+
 def notify_run_parked(*, run_id: int) -> int:
     """The approvals alert, as two e-mails split by approvals:decide: the request with the link to
     the queue, and for everyone else the fact — held, not failed; who can approve — with no link and
     no claim that anyone else was told."""
     try:
-        from apps.approvals.models import ToolApproval
-        from apps.runs.models import Run
-
-        run = Run.objects.select_related("organization", "agent", "agent_version", "user").get(
-            pk=run_id
-        )
-        organization, agent = run.organization, run.agent
-        tools = sorted(
-            set(
-                ToolApproval.objects.filter(run=run, status="pending").values_list(
-                    "tool_name", flat=True
-                )
-            )
-        )
-        if not tools:
+        found = _approval_audience(run_id, {"run_id": run_id})
+        if found is None:
             return 0
-        spec = run.agent_version.frozen_spec
-        roles, chosen = configured_audience(spec, "approvals")
-        audience = resolve_audience(
-            organization, roles, agent=agent, run=run, chosen_user_ids=chosen
-        )
-        deciders = [u for u in audience if has_org_permission(u, organization, APPROVALS_DECIDE)]
-        others = [u for u in audience if u not in deciders]
-        calls = ", ".join(tools)
+        run, calls, deciders, others = found
+        organization, agent = run.organization, run.agent
         sent = _deliver(
             organization=organization,
             kind=AlertKind.APPROVALS,
@@ -158,28 +167,11 @@ def notify_approval_expiring(*, run_id: int, approval_ids, expires_at: dt.dateti
     """The expiry reminder: the calls of one run will be denied by time at ``expires_at`` unless
     someone decides. Split like the approvals alert: whoever has approvals:decide gets the
     reminder with the link to the queue; the rest of the audience the fact, without a link."""
-    from apps.approvals.models import ToolApproval
-    from apps.runs.models import Run
-
-    run = Run.objects.select_related("organization", "agent", "agent_version", "user").get(
-        pk=run_id
-    )
-    organization, agent = run.organization, run.agent
-    tools = sorted(
-        set(
-            ToolApproval.objects.filter(pk__in=approval_ids, status="pending").values_list(
-                "tool_name", flat=True
-            )
-        )
-    )
-    if not tools:
+    found = _approval_audience(run_id, {"pk__in": list(approval_ids)})
+    if found is None:
         return 0
-    spec = run.agent_version.frozen_spec
-    roles, chosen = configured_audience(spec, "approvals")
-    audience = resolve_audience(organization, roles, agent=agent, run=run, chosen_user_ids=chosen)
-    deciders = [u for u in audience if has_org_permission(u, organization, APPROVALS_DECIDE)]
-    others = [u for u in audience if u not in deciders]
-    calls = ", ".join(tools)
+    run, calls, deciders, others = found
+    organization, agent = run.organization, run.agent
     when = f"{expires_at.astimezone(dt.UTC):%Y-%m-%d %H:%M} UTC"
     queue = approvals_queue_link(organization)
     sent = _deliver(
