@@ -44,15 +44,16 @@ from django.db.models import (
     Value,
 )
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
-from django.db.models.functions import Coalesce, Greatest, TruncDate
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from agenticos.money import DEFAULT_BUDGET_WARN_AT, budget_warn_at_checked, usd_field
 from apps.orgs.models import Organization
 from apps.orgs.permissions import RUNS_VIEW, has_org_permission
 
+from . import rollup
 from .filters import SpendWindow
-from .models import EntryKind, LedgerEntry
+from .models import EntryKind, LedgerEntry, SpendDayCrossing, SpendDayEntries, SpendDayRuns
 from .services import month_of
 
 ZERO = Decimal("0")
@@ -142,7 +143,9 @@ def spend_rows_by_agent(runs: QuerySet) -> QuerySet:
     )
 
 
-def crossing_floor_trees(scope: SpendScope, window: SpendWindow) -> dict[int, int]:
+def crossing_floor_trees(
+    scope: SpendScope, window: SpendWindow, *, slices: rollup.Slices | None = None
+) -> dict[int, int]:
     """Trees that cross the window's start with an unpriced request inside it, per agent (#620).
 
     A tree whose top-level row started before the window while a delegated row of it started
@@ -153,40 +156,133 @@ def crossing_floor_trees(scope: SpendScope, window: SpendWindow) -> dict[int, in
     requests and its inline specialists') were unpriced. A priced delegation under an unpriced
     parent outside the window raises nothing: the window's money is exact.
     """
-    # The unpriced delegated rows of the window, each joined up to its root (at most three hops
-    # by primary key), keeping those whose root started before the window.
-    delegated = _run_model().objects.filter(
-        organization=scope.organization,
-        parent_run__isnull=False,
-        cost_is_partial=True,
-        # A delegated row is written finished: it always has its start.
-        started_at__gte=window.since,
-        started_at__lte=window.until,
+    slices = slices or window_slices(scope, window)
+    # The unpriced delegated rows of the window with their root (at most three hops up), kept
+    # when the root started before the window: the cached days hold the ones rooted on an
+    # earlier day, the live edges are read with the window's own start.
+    cached = SpendDayCrossing.objects.filter(
+        organization_id=slices.organization_id,
+        day__in=slices.days,
+        root_started_at__lt=slices.since,
     )
     if scope.is_own:
-        delegated = delegated.filter(user_id=scope.own_user_id)
-    rows = (
-        delegated.annotate(root_id=_up("id"), root_started=_up("started_at"))
-        .filter(root_started__lt=window.since)
-        .order_by("started_at", "pk")
-        .values_list("root_id", "agent_id")
-    )
+        cached = cached.filter(user_id=scope.own_user_id)
+    rows = [
+        *cached.values("run_id", "root_id", "started_at", "agent_id", "user_id"),
+        *slices.live_rows(
+            "crossing", rollup.CROSSING_SQL.format(before="%(since)s"), since=slices.since
+        ),
+    ]
+    if scope.is_own:
+        rows = [row for row in rows if row["user_id"] == scope.own_user_id]
     first_of_tree: dict[int, int] = {}
-    for root_id, agent_id in rows:
-        first_of_tree.setdefault(root_id, agent_id)
+    for row in sorted(rows, key=lambda row: (row["started_at"], row["run_id"])):
+        first_of_tree.setdefault(row["root_id"], row["agent_id"])
     per_agent: dict[int, int] = defaultdict(int)
     for agent_id in first_of_tree.values():
         per_agent[agent_id] += 1
     return dict(per_agent)
 
 
+# --- reading the rollup -------------------------------------------------------------------------
+# Every figure below is a sum of the per-day rollup over the window's days plus the same
+# statement run live over the window's partial days (apps/spend/rollup.py); the two halves are
+# merged per breakdown key here.
+
+
+def window_slices(scope: SpendScope, window: SpendWindow) -> rollup.Slices:
+    """The window cut into cached days and live edges: compute it once per page and pass it to
+    each figure (every function computes it itself when not given)."""
+    return rollup.slices_for(scope.organization.pk, window.since, window.until)
+
+
+def month_slices(scope: SpendScope, *, now: dt.datetime | None = None) -> rollup.Slices:
+    return rollup.month_slices(scope.organization.pk, month_of(now))
+
+
+WINDOW_MEASURES = ("cost_usd", "run_count", "partial_run_count")
+
+
+def run_groups(
+    scope: SpendScope,
+    slices: rollup.Slices,
+    dims: tuple[str, ...],
+    *,
+    top_level: bool | None = None,
+    measures: tuple[str, ...] = WINDOW_MEASURES,
+) -> dict[tuple, dict]:
+    """The window's runs (top-level ones, delegated ones, or both) summed per ``dims``."""
+    cached = SpendDayRuns.objects.filter(
+        organization_id=slices.organization_id, day__in=slices.days
+    ).order_by()
+    live = slices.live_rows("runs", rollup.RUNS_SQL)
+    if scope.is_own:
+        cached = cached.filter(user_id=scope.own_user_id)
+        live = [row for row in live if row["user_id"] == scope.own_user_id]
+    if top_level is not None:
+        cached = cached.filter(top_level=top_level)
+        live = [row for row in live if row["top_level"] == top_level]
+    sums = {measure: Sum(measure) for measure in measures}
+    if not slices.days:
+        rows: list[dict] = []
+    elif dims:
+        rows = list(cached.values(*dims).annotate(**sums))
+    else:
+        rows = [cached.aggregate(**sums)]
+    merged = rollup.merge([*rows, *live], dims, measures)
+    return {key: figures for key, figures in merged.items() if figures.get("run_count", 1)}
+
+
+ENTRY_MEASURES = ("cost_usd", "unpriced_count")
+
+
+def entry_groups(
+    slices: rollup.Slices,
+    dims: tuple[str, ...],
+    *,
+    own_user_id: int | None = None,
+    **filters,
+) -> dict[tuple, dict]:
+    """The ledger entries booked on the slices' days (``filters``: kind, month, …) per ``dims``."""
+    cached = SpendDayEntries.objects.filter(
+        organization_id=slices.organization_id, day__in=slices.days, **filters
+    ).order_by()
+    live = slices.live_rows("entries", rollup.ENTRIES_SQL)
+    if own_user_id is not None:
+        cached = cached.filter(user_id=own_user_id)
+        filters = {**filters, "user_id": own_user_id}
+    if "agent_id__isnull" in filters:
+        filters.pop("agent_id__isnull")
+        cached = cached.filter(agent_id__isnull=False)
+        live = [row for row in live if row["agent_id"] is not None]
+    live = [row for row in live if all(row[name] == value for name, value in filters.items())]
+    sums = {measure: Sum(measure) for measure in ENTRY_MEASURES}
+    if not slices.days:
+        rows: list[dict] = []
+    elif dims:
+        rows = list(cached.values(*dims).annotate(**sums))
+    else:
+        rows = [cached.aggregate(**sums)]
+    return rollup.merge([*rows, *live], dims, ENTRY_MEASURES)
+
+
+def _ingestion_usd(scope: SpendScope, slices: rollup.Slices) -> Decimal:
+    if scope.is_own:
+        return ZERO
+    figures = entry_groups(slices, (), kind=EntryKind.INGESTION).get((), {})
+    return _money(figures.get("cost_usd"))
+
+
 # --- GET /spend -------------------------------------------------------------------------------
 
 
-def spend_totals(scope: SpendScope, window: SpendWindow) -> dict:
+def spend_totals(
+    scope: SpendScope, window: SpendWindow, *, slices: rollup.Slices | None = None
+) -> dict:
     """The window's bill: top-level runs plus ingestion, with each half beside the sum."""
-    runs = window_runs(scope, window).aggregate(**WINDOW_FIGURES)
-    ingestion = _money(_window_ingestion(scope, window).aggregate(total=Sum("cost_usd"))["total"])
+    slices = slices or window_slices(scope, window)
+    runs = run_groups(scope, slices, (), top_level=True).get((), dict.fromkeys(WINDOW_MEASURES, 0))
+    ingestion = _ingestion_usd(scope, slices)
     model = _money(runs["cost_usd"])
     return {
         "cost_usd": model + ingestion,
@@ -196,24 +292,24 @@ def spend_totals(scope: SpendScope, window: SpendWindow) -> dict:
         # Trees crossing the window's start count by their unpriced delegate (#620), so this one
         # figure is the sum of By agent's and governs every breakdown of the page.
         "partial_run_count": runs["partial_run_count"]
-        + sum(crossing_floor_trees(scope, window).values()),
+        + sum(crossing_floor_trees(scope, window, slices=slices).values()),
     }
 
 
-def month_to_date(scope: SpendScope, *, now: dt.datetime | None = None) -> dict:
+def month_to_date(
+    scope: SpendScope, *, now: dt.datetime | None = None, months: rollup.Slices | None = None
+) -> dict:
     """The organization's calendar month (UTC) against its cap: every ledger entry of the month —
     every run, each request once, and every ingestion — the very sum the guard's organization
     counter holds. A scope floored to one person reads their own runs' entries only."""
     month = month_of(now)
-    entries = LedgerEntry.objects.filter(organization=scope.organization, month=month)
-    if scope.own_user_id is not None:
-        entries = entries.filter(ledger__run__user_id=scope.own_user_id)
-    figures = entries.aggregate(total=Sum("cost_usd"), unpriced=Count("pk", filter=Q(priced=False)))
+    months = months or month_slices(scope, now=now)
+    figures = entry_groups(months, (), own_user_id=scope.own_user_id, month=month).get((), {})
     organization = scope.organization
     return {
         "month": month.strftime("%Y-%m"),
-        "month_to_date_usd": _money(figures["total"]),
-        "month_to_date_is_partial": bool(figures["unpriced"]),
+        "month_to_date_usd": _money(figures.get("cost_usd")),
+        "month_to_date_is_partial": bool(figures.get("unpriced_count")),
         "monthly_cap_usd": None if scope.is_own else organization.monthly_budget_usd,
     }
 
@@ -232,7 +328,12 @@ def organization_month_figures(organization, reader) -> dict:
 
 
 def spend_by_agent(
-    scope: SpendScope, window: SpendWindow, *, now: dt.datetime | None = None
+    scope: SpendScope,
+    window: SpendWindow,
+    *,
+    now: dt.datetime | None = None,
+    slices: rollup.Slices | None = None,
+    months: rollup.Slices | None = None,
 ) -> list[dict]:
     """One row per agent, with ``agent_name``: the window's ``cost_usd``, ``run_count`` and
     ``partial_run_count`` (top-level runs, so the column sums to the total above it), and the
@@ -243,28 +344,25 @@ def spend_by_agent(
     active agent with a published cap (a cap at $0.00 of $5.00 is worth seeing). Most expensive first.
     """
     Agent = apps.get_model("agents", "Agent")
-    window_rows = {row["agent_id"]: row for row in spend_rows_by_agent(window_runs(scope, window))}
-    crossing = crossing_floor_trees(scope, window)
-    month_entries = LedgerEntry.objects.filter(
-        organization=scope.organization, month=month_of(now), agent__isnull=False
-    )
-    if scope.own_user_id is not None:
-        month_entries = month_entries.filter(ledger__run__user_id=scope.own_user_id)
+    slices = slices or window_slices(scope, window)
+    months = months or month_slices(scope, now=now)
+    window_rows = {
+        key[0]: row for key, row in run_groups(scope, slices, ("agent_id",), top_level=True).items()
+    }
+    crossing = crossing_floor_trees(scope, window, slices=slices)
     month_rows: dict[int, Any] = {
-        row["agent_id"]: row
-        for row in month_entries.order_by()
-        .values("agent_id")
-        .annotate(total=Sum("cost_usd"), unpriced=Count("pk", filter=Q(priced=False)))
+        key[0]: {"total": row["cost_usd"], "unpriced": row["unpriced_count"]}
+        for key, row in entry_groups(
+            months,
+            ("agent_id",),
+            own_user_id=scope.own_user_id,
+            month=month_of(now),
+            agent_id__isnull=False,
+        ).items()
     }
     # An agent that only ran as someone's delegate has a row too (its money is inside its
     # parents' rows, so its window cost reads 0, but its month and cap are still its own).
-    delegates = set(
-        window_runs(scope, window, top_level=False)
-        .filter(parent_run__isnull=False)
-        .order_by()
-        .values_list("agent_id", flat=True)
-        .distinct()
-    )
+    delegates = {key[0] for key in run_groups(scope, slices, ("agent_id",), top_level=False)}
     agents = (
         Agent.objects.filter(organization=scope.organization)
         .annotate(
@@ -373,94 +471,63 @@ def caps_approaching(scope: SpendScope, *, month: dict, by_agent: list[dict]) ->
     return sorted(found, key=lambda item: (-item["spent_usd"] / item["cap_usd"], item["name"]))
 
 
-def _up(attribute: str):
-    """A delegated row's root's ``attribute``: a delegated row's parent is its nearest published
-    ancestor's row, and delegation nests at most three levels (the subagents capability's
-    ``max_depth`` ≤ 3), so the deepest of three hops that exists is the root."""
-    return Coalesce(
-        F(f"parent_run__parent_run__parent_run__{attribute}"),
-        F(f"parent_run__parent_run__{attribute}"),
-        F(f"parent_run__{attribute}"),
-    )
+OWN_MEASURES = ("own_usd", "run_count", "partial_run_count")
 
 
-def _tree_discounts(scope: SpendScope, window: SpendWindow, root_field: str) -> dict:
-    """What each top-level row of the window must give back for its own spend, grouped by its
-    ``root_field``: the spend of every delegated row of its tree, at any depth.
+def spend_by_provider(
+    scope: SpendScope, window: SpendWindow, *, slices: rollup.Slices | None = None
+) -> list[dict]:
+    """Each provider's own spend over the window's rows (delegated included), most first.
+    ``partial_run_count`` counts the summed rows marked as a floor.
 
     Own spend (seed 003, "Las dos preguntas sobre el proveedor necesitan una tercera
     respuesta"): a delegated row's cost is already its own — its agent's requests and its inline
     specialists', never its published delegates' (they have rows of their own;
     docs/delegation.md) — while a top-level row's cost is its tree's whole ledger. So the root
-    alone discounts its tree; subtracting a grandchild from its parent's row as well would take
-    it off twice (found by the reconciliation test). Set-based — one grouped query over the
-    delegated rows joined up to their root — not a subquery per row."""
-    rows = (
-        scoped_runs(scope)
-        .filter(parent_run__isnull=False)
-        .annotate(
-            root_started=Coalesce(_up("started_at"), _up("created_at")), root_key=_up(root_field)
-        )
-        .filter(root_started__gte=window.since, root_started__lte=window.until)
-        .order_by()
-        .values("root_key")
-        .annotate(total=Sum("spent"))
-    )
-    return {row["root_key"]: _money(row["total"]) for row in rows}
-
-
-def spend_by_provider(scope: SpendScope, window: SpendWindow) -> list[dict]:
-    """Each provider's own spend over the window's rows (delegated included), most first.
-    ``partial_run_count`` counts the summed rows marked as a floor."""
-    rows = (
-        window_runs(scope, window, top_level=False)
-        .order_by()
-        .values("model_provider")
-        .annotate(**WINDOW_FIGURES)
-    )
-    discounts = _tree_discounts(scope, window, "model_provider")
+    alone gives back its tree (rollup.RUNS_SQL's ``own_usd``); subtracting a grandchild from its
+    parent's row as well would take it off twice (found by the reconciliation test)."""
+    slices = slices or window_slices(scope, window)
+    rows = run_groups(scope, slices, ("provider",), measures=OWN_MEASURES)
     result = [
         {
             # A run refused before its first request never chose a provider.
-            "provider": row["model_provider"] or "none",
-            "cost_usd": _money(row["cost_usd"]) - discounts.get(row["model_provider"], ZERO),
+            "provider": provider or "none",
+            "cost_usd": _money(row["own_usd"]),
             "run_count": row["run_count"],
             "partial_run_count": row["partial_run_count"],
         }
-        for row in rows
+        for (provider,), row in rows.items()
     ]
     return sorted(result, key=lambda row: (-row["cost_usd"], row["provider"]))
 
 
-def spend_by_key(scope: SpendScope, window: SpendWindow) -> list[dict]:
+def spend_by_key(
+    scope: SpendScope, window: SpendWindow, *, slices: rollup.Slices | None = None
+) -> list[dict]:
     """Each vault key's own spend — a key is what someone rotates when a bill looks wrong.
 
     A run records its provider and model but not the profile it used, so the key is read through
     the run's published version: the spec's ``model_profile_id`` (None: the organization's
-    default profile) and that profile's ``secret``. Sums are per version in SQL; the few versions
+    default profile) and that profile's ``secret``. Sums are per version; the few versions
     are then resolved to keys. A profile deleted since reads as an unknown key, and a profile
     with no secret (the offline model) as no key, rather than being folded into some other key.
     """
     ModelProfile = apps.get_model("agents", "ModelProfile")
+    AgentVersion = apps.get_model("agents", "AgentVersion")
     Secret = apps.get_model("vault", "Secret")
-    per_version = list(
-        window_runs(scope, window, top_level=False)
-        .order_by()
-        .values(
-            "agent_version_id",
-            profile_id=KeyTextTransform("model_profile_id", "agent_version__spec"),
+    slices = slices or window_slices(scope, window)
+    per_version = run_groups(scope, slices, ("agent_version_id",), measures=OWN_MEASURES)
+    profile_of = dict(
+        AgentVersion.objects.filter(pk__in=[key[0] for key in per_version]).values_list(
+            "pk", KeyTextTransform("model_profile_id", "spec")
         )
-        .annotate(**WINDOW_FIGURES)
     )
-    discounts = _tree_discounts(scope, window, "agent_version_id")
-    for row in per_version:
-        row["cost_usd"] = _money(row["cost_usd"]) - discounts.pop(row["agent_version_id"], ZERO)
     default_profile = (
         ModelProfile.objects.filter(organization=scope.organization, is_default=True)
         .values_list("pk", flat=True)
         .first()
     )
-    profile_ids = {int(row["profile_id"]) for row in per_version if row["profile_id"]}
+    profile_ids = {int(profile) for profile in profile_of.values() if profile}
     if default_profile is not None:
         profile_ids.add(default_profile)
     secret_of = dict(
@@ -472,15 +539,16 @@ def spend_by_key(scope: SpendScope, window: SpendWindow) -> list[dict]:
     buckets: dict[int | str, dict] = defaultdict(
         lambda: {"cost_usd": ZERO, "run_count": 0, "partial_run_count": 0}
     )
-    for row in per_version:
-        profile_id = int(row["profile_id"]) if row["profile_id"] else default_profile
+    for (version_id,), row in per_version.items():
+        profile = profile_of.get(version_id)
+        profile_id = int(profile) if profile else default_profile
         key: int | str
         if profile_id is None or profile_id not in secret_of:
             key = "unknown"
         else:
             key = secret_of[profile_id] or "none"
         bucket = buckets[key]
-        bucket["cost_usd"] += _money(row["cost_usd"])
+        bucket["cost_usd"] += _money(row["own_usd"])
         bucket["run_count"] += row["run_count"]
         bucket["partial_run_count"] += row["partial_run_count"]
     secrets = {
@@ -509,69 +577,75 @@ def spend_by_key(scope: SpendScope, window: SpendWindow) -> list[dict]:
     return sorted(result, key=lambda row: (-row["cost_usd"], row["key"]))
 
 
-def spend_by_user(scope: SpendScope, window: SpendWindow) -> list[dict]:
+def spend_by_user(
+    scope: SpendScope, window: SpendWindow, *, slices: rollup.Slices | None = None
+) -> list[dict]:
     """Who spent it: top-level runs only (a delegation's cost lands once, inside the run that
     started it), the most active first. Naming people is the runs:view decision (seed 003)."""
-    rows = (
-        window_runs(scope, window)
-        .order_by()
-        .values("user_id", email=F("user__email"))
-        .annotate(**WINDOW_FIGURES)
-        .order_by("-run_count", "-cost_usd", "user_id")
+    User = apps.get_model("orgs", "User")
+    slices = slices or window_slices(scope, window)
+    rows = run_groups(scope, slices, ("user_id",), top_level=True)
+    emails = dict(
+        User.objects.filter(pk__in=[key[0] for key in rows if key[0] is not None]).values_list(
+            "pk", "email"
+        )
     )
-    return [
+    result = [
         {
-            "user_id": row["user_id"],
+            "user_id": user_id,
             # A run whose account was deleted keeps its money; it has no one to name.
-            "email": row["email"] or "",
+            "email": emails.get(user_id, "") if user_id is not None else "",
             "cost_usd": _money(row["cost_usd"]),
             "run_count": row["run_count"],
             "partial_run_count": row["partial_run_count"],
         }
-        for row in rows
+        for (user_id,), row in rows.items()
     ]
+    return sorted(
+        result,
+        key=lambda row: (
+            -row["run_count"],
+            -row["cost_usd"],
+            row["user_id"] is None,
+            row["user_id"] or 0,
+        ),
+    )
 
 
-def daily_series(scope: SpendScope, window: SpendWindow) -> list[dict]:
+DAILY_MEASURES = (*WINDOW_MEASURES, "input_tokens", "output_tokens")
+
+
+def daily_series(
+    scope: SpendScope, window: SpendWindow, *, slices: rollup.Slices | None = None
+) -> list[dict]:
     """One point per UTC day of the window, days nothing ran included as zeros: top-level runs
     (count, tokens, model cost, floors) plus that day's ingestion — the same arithmetic as the
     window's total, so the bars add up to the figure printed beside them."""
-    runs = (
-        window_runs(scope, window)
-        .annotate(day=TruncDate("started", tzinfo=dt.UTC))
-        .order_by()
-        .values("day")
-        .annotate(
-            model_usd=Coalesce(Sum("spent"), Value(ZERO), output_field=MONEY_FIELD),
-            runs=Count("pk"),
-            partial_run_count=Count("pk", filter=RUN_IS_PARTIAL),
-            input_tokens=Coalesce(
-                Sum(Greatest(F("input_tokens"), Coalesce(F("ledger__input_tokens"), 0))), 0
-            ),
-            output_tokens=Coalesce(
-                Sum(Greatest(F("output_tokens"), Coalesce(F("ledger__output_tokens"), 0))), 0
-            ),
-        )
+    slices = slices or window_slices(scope, window)
+    by_day = {
+        key[0]: row
+        for key, row in run_groups(
+            scope, slices, ("day",), top_level=True, measures=DAILY_MEASURES
+        ).items()
+    }
+    ingestion_by_day = (
+        {}
+        if scope.is_own
+        else {
+            key[0]: _money(row["cost_usd"])
+            for key, row in entry_groups(slices, ("day",), kind=EntryKind.INGESTION).items()
+        }
     )
-    ingestion = (
-        _window_ingestion(scope, window)
-        .annotate(day=TruncDate("created_at", tzinfo=dt.UTC))
-        .order_by()
-        .values("day")
-        .annotate(total=Sum("cost_usd"))
-    )
-    by_day = {row["day"]: row for row in runs}
-    ingestion_by_day = {row["day"]: _money(row["total"]) for row in ingestion}
     series = []
     for day in window.days():
         row = by_day.get(day, {})
-        model = _money(row.get("model_usd"))
+        model = _money(row.get("cost_usd"))
         ingested = ingestion_by_day.get(day, ZERO)
         input_tokens, output_tokens = row.get("input_tokens", 0), row.get("output_tokens", 0)
         series.append(
             {
                 "date": day,
-                "runs": row.get("runs", 0),
+                "runs": row.get("run_count", 0),
                 "input_tokens": input_tokens,
                 "output_tokens": output_tokens,
                 "tokens": input_tokens + output_tokens,
@@ -589,24 +663,28 @@ def spend_overview(
 ) -> dict:
     """Everything GET /spend answers and the Spend page draws, over one resolved window."""
     now = now or timezone.now()
+    slices, months = window_slices(scope, window), month_slices(scope, now=now)
     return {
         "window": window,
-        "total": spend_totals(scope, window),
-        "organization": month_to_date(scope, now=now),
-        "by_agent": spend_by_agent(scope, window, now=now),
-        "by_provider": spend_by_provider(scope, window),
-        "by_key": spend_by_key(scope, window),
-        "by_user": spend_by_user(scope, window),
-        "daily": daily_series(scope, window),
+        "total": spend_totals(scope, window, slices=slices),
+        "organization": month_to_date(scope, now=now, months=months),
+        "by_agent": spend_by_agent(scope, window, now=now, slices=slices, months=months),
+        "by_provider": spend_by_provider(scope, window, slices=slices),
+        "by_key": spend_by_key(scope, window, slices=slices),
+        "by_user": spend_by_user(scope, window, slices=slices),
+        "daily": daily_series(scope, window, slices=slices),
     }
 
 
-def usage_stats(scope: SpendScope, window: SpendWindow) -> dict:
+def usage_stats(
+    scope: SpendScope, window: SpendWindow, *, slices: rollup.Slices | None = None
+) -> dict:
     """GET /stats/usage: runs, tokens and cost per day over the window, and their totals. The
     cost block is runs plus ingestion — the arithmetic the monthly cap is measured with — with
     model_usd and ingestion_usd beside it so a reader sees where the money went."""
-    series = daily_series(scope, window)
-    totals = spend_totals(scope, window)
+    slices = slices or window_slices(scope, window)
+    series = daily_series(scope, window, slices=slices)
+    totals = spend_totals(scope, window, slices=slices)
     input_tokens = sum(point["input_tokens"] for point in series)
     output_tokens = sum(point["output_tokens"] for point in series)
     return {

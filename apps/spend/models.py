@@ -87,6 +87,11 @@ class LedgerEntry(models.Model):
             # Seeding a counter: an organization's (or an agent's) entries of one month.
             models.Index(fields=["organization", "month"], name="ledger_entry_org_month_idx"),
             models.Index(fields=["agent", "month"], name="ledger_entry_agent_month_idx"),
+            # The per-day rollup (apps/spend/rollup.py): one organization's entries of one UTC
+            # day, and a window's ingestion on the days the rollup computes live.
+            models.Index(
+                fields=["organization", "created_at"], name="ledger_entry_org_created_idx"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -186,3 +191,165 @@ class ModelPrice(models.Model):
             Decimal(input_tokens) * self.input_usd_per_million
             + Decimal(output_tokens) * self.output_usd_per_million
         ) / Decimal(1_000_000)
+
+
+# --- the per-day rollup (apps/spend/rollup.py, docs/spend.md "The per-day rollup") ------------
+# Caches of one organization's UTC day, rebuilt whole when the day changed. Written only by
+# rollup.py; the database's triggers on runs, ledgers, ledger entries and ratings log which days
+# changed (SpendDayChange), so no write path can forget to invalidate one.
+
+
+class SpendDayBuild(models.Model):
+    """That a day's rollup rows were built, and from what: the snapshot and the change-log
+    sequence they saw. The day's rows are current while no change logged for it is outside
+    them (a later sequence number, or a transaction the snapshot did not see)."""
+
+    organization = models.ForeignKey(
+        "orgs.Organization", on_delete=models.CASCADE, related_name="+"
+    )
+    day = models.DateField()
+    snapshot = models.TextField()
+    built_seq = models.BigIntegerField()
+    builder_xid = models.BigIntegerField()
+    # The latest moment any row of the day had when it was built: a window ending after it holds
+    # every row of the day (a window ending before it, today's, reads the day live).
+    covers_until = models.DateTimeField(null=True, blank=True)
+    built_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "day"], name="spend_day_build_one")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.organization_id} {self.day} built at seq {self.built_seq}"
+
+
+class SpendDayChange(models.Model):
+    """A transaction changed rows of an organization's day (written by the database's triggers,
+    one row per day and transaction, ``seq`` from its last change). No foreign key: a trigger
+    fired while the organization itself is being deleted must not fail that delete."""
+
+    organization_id = models.BigIntegerField()
+    day = models.DateField()
+    xid = models.BigIntegerField()
+    seq = models.BigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization_id", "day", "xid"], name="spend_day_change_one_per_xact"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.organization_id} {self.day} changed by xact {self.xid}"
+
+
+class SpendDayRuns(models.Model):
+    """The runs that started on one UTC day (a queued one: asked for), grouped by everything a
+    breakdown of GET /spend or GET /stats/usage asks for. ``cost_usd`` is what the rows spent
+    (the larger of row and ledger); ``own_usd`` their own spend (a top-level row minus every
+    delegated row of its tree, wherever it started)."""
+
+    organization = models.ForeignKey(
+        "orgs.Organization", on_delete=models.CASCADE, related_name="+"
+    )
+    day = models.DateField()
+    top_level = models.BooleanField()
+    # Plain ids: names, e-mails and keys are read live, so a rename never stales a day.
+    agent_id = models.BigIntegerField()
+    agent_version_id = models.BigIntegerField()
+    user_id = models.BigIntegerField(null=True, blank=True)
+    provider = models.CharField(max_length=32, blank=True)
+    status = models.CharField(max_length=24)
+    surface = models.CharField(max_length=16)
+    run_count = models.PositiveIntegerField()
+    partial_run_count = models.PositiveIntegerField()
+    cost_usd = usd_field()
+    own_usd = usd_field()
+    input_tokens = models.BigIntegerField()
+    output_tokens = models.BigIntegerField()
+    thumbs_up = models.PositiveIntegerField()
+    thumbs_down = models.PositiveIntegerField()
+    rated_run_count = models.PositiveIntegerField()
+    down_rated_run_count = models.PositiveIntegerField()
+
+    class Meta:
+        verbose_name_plural = "spend day runs"
+        indexes = [models.Index(fields=["organization", "day"], name="spend_day_runs_org_day_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.organization_id} {self.day} agent {self.agent_id}: {self.run_count}"
+
+
+class SpendDayLatency(models.Model):
+    """How long the day's finished top-level runs took, per person, to the millisecond: the
+    latency card's percentiles are computed from these counts."""
+
+    organization = models.ForeignKey(
+        "orgs.Organization", on_delete=models.CASCADE, related_name="+"
+    )
+    day = models.DateField()
+    user_id = models.BigIntegerField(null=True, blank=True)
+    duration_ms = models.BigIntegerField()
+    run_count = models.PositiveIntegerField()
+
+    class Meta:
+        verbose_name_plural = "spend day latencies"
+        indexes = [
+            models.Index(fields=["organization", "day"], name="spend_day_latency_org_day_idx")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.organization_id} {self.day} {self.duration_ms} ms × {self.run_count}"
+
+
+class SpendDayEntries(models.Model):
+    """The ledger entries booked on one UTC day, per month they count in, kind, billed agent and
+    the person whose run booked them: month to date and a window's ingestion."""
+
+    organization = models.ForeignKey(
+        "orgs.Organization", on_delete=models.CASCADE, related_name="+"
+    )
+    day = models.DateField()
+    month = models.DateField()
+    kind = models.CharField(max_length=16, choices=EntryKind.choices)
+    agent_id = models.BigIntegerField(null=True, blank=True)
+    user_id = models.BigIntegerField(null=True, blank=True)
+    cost_usd = usd_field()
+    entry_count = models.PositiveIntegerField()
+    unpriced_count = models.PositiveIntegerField()
+
+    class Meta:
+        verbose_name_plural = "spend day entries"
+        indexes = [
+            models.Index(fields=["organization", "day"], name="spend_day_entries_org_day_idx")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.organization_id} {self.day} {self.kind}: ${self.cost_usd}"
+
+
+class SpendDayCrossing(models.Model):
+    """An unpriced delegated row of the day whose tree's top-level row started on an earlier
+    day: the only rows a window starting at midnight can see cross its start (#620)."""
+
+    organization = models.ForeignKey(
+        "orgs.Organization", on_delete=models.CASCADE, related_name="+"
+    )
+    day = models.DateField()
+    run_id = models.BigIntegerField()
+    root_id = models.BigIntegerField()
+    root_started_at = models.DateTimeField()
+    started_at = models.DateTimeField()
+    agent_id = models.BigIntegerField()
+    user_id = models.BigIntegerField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["organization", "day"], name="spend_day_crossing_org_day_idx")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.organization_id} {self.day} run {self.run_id} under {self.root_id}"

@@ -19,140 +19,141 @@ so it never parks).
 
 from __future__ import annotations
 
-import datetime as dt
-
 from django.apps import apps
-from django.db.models import (
-    Aggregate,
-    Count,
-    DurationField,
-    Exists,
-    ExpressionWrapper,
-    F,
-    FloatField,
-    OuterRef,
-    Q,
-    QuerySet,
-    Sum,
-    Value,
-)
-from django.db.models.functions import Coalesce, TruncDate
+from django.db.models import Sum
 
+from . import rollup
 from .aggregates import (
-    MONEY_FIELD,
-    RUN_IS_PARTIAL,
     ZERO,
     SpendScope,
+    run_groups,
     spend_by_provider,
     spend_by_user,
-    window_runs,
+    window_slices,
 )
 from .filters import SpendWindow
+from .models import SpendDayLatency
 
 PERCENTILES = {"p50": 0.5, "p95": 0.95, "p99": 0.99}
 
 
-class PercentileCont(Aggregate):
-    """PostgreSQL's ``percentile_cont(f) WITHIN GROUP (ORDER BY expr)``: a percentile in SQL."""
-
-    function = "percentile_cont"
-    template = "%(function)s(%(fraction)s) WITHIN GROUP (ORDER BY %(expressions)s)"
-    output_field = FloatField()
-
-    def __init__(self, expression, fraction: float, **extra) -> None:
-        super().__init__(expression, fraction=float(fraction), **extra)
-
-
-def _duration_ms():
-    # Seconds of (ended_at - started_at), times 1000; only finished runs have one.
-    return ExpressionWrapper(F("ended_at") - F("started_at"), output_field=DurationField())
-
-
-def outcomes(runs: QuerySet) -> dict[str, int]:
+def outcomes(scope: SpendScope, slices: rollup.Slices) -> dict[str, int]:
     """The donut: top-level window runs per status; the segments sum to total_runs."""
-    return {
-        row["status"]: row["n"]
-        for row in runs.order_by().values("status").annotate(n=Count("pk")).order_by("status")
-    }
+    rows = run_groups(scope, slices, ("status",), top_level=True, measures=("run_count",))
+    return {status: rows[(status,)]["run_count"] for (status,) in sorted(rows)}
 
 
-def surfaces(runs: QuerySet) -> list[dict]:
-    rows = runs.order_by().values("surface").annotate(run_count=Count("pk"))
+def surfaces(scope: SpendScope, slices: rollup.Slices) -> list[dict]:
+    rows = run_groups(scope, slices, ("surface",), top_level=True, measures=("run_count",))
     return sorted(
-        ({"surface": r["surface"], "run_count": r["run_count"]} for r in rows),
+        ({"surface": surface, "run_count": row["run_count"]} for (surface,), row in rows.items()),
         key=lambda row: (-row["run_count"], row["surface"]),
     )
 
 
-def latency(runs: QuerySet) -> dict:
+def latency(scope: SpendScope, slices: rollup.Slices) -> dict:
     """p50/p95/p99 of top-level runs that finished (an unfinished run has no duration: left out,
-    not counted as zero), in milliseconds; None when none finished."""
-    from django.db.models.functions import Extract
-
-    finished = runs.filter(started_at__isnull=False, ended_at__isnull=False).annotate(
-        took=Extract(_duration_ms(), "epoch") * Value(1000.0)
+    not counted as zero), in milliseconds; None when none finished. Durations are counted to the
+    millisecond per day (rollup.LATENCY_SQL) and the percentiles interpolated as PostgreSQL's
+    percentile_cont does, so a figure is within a millisecond of the one over raw durations."""
+    cached = SpendDayLatency.objects.filter(
+        organization_id=slices.organization_id, day__in=slices.days
+    ).order_by()
+    live = slices.live_rows("latency", rollup.LATENCY_SQL)
+    if scope.is_own:
+        cached = cached.filter(user_id=scope.own_user_id)
+        live = [row for row in live if row["user_id"] == scope.own_user_id]
+    rows = (
+        list(cached.values("duration_ms").annotate(run_count=Sum("run_count")))
+        if slices.days
+        else []
     )
-    figures = finished.aggregate(
-        finished_runs=Count("pk"),
-        **{name: PercentileCont("took", fraction) for name, fraction in PERCENTILES.items()},
-    )
+    counts = {
+        key[0]: row["run_count"]
+        for key, row in rollup.merge([*rows, *live], ("duration_ms",), ("run_count",)).items()
+    }
+    figures = {
+        name: rollup.percentile_cont(counts, fraction) for name, fraction in PERCENTILES.items()
+    }
     return {
-        "finished_runs": figures["finished_runs"],
+        "finished_runs": sum(counts.values()),
         **{name: None if figures[name] is None else round(figures[name]) for name in PERCENTILES},
     }
 
 
-def active_people(runs: QuerySet) -> int:
-    return runs.filter(user_id__isnull=False).values("user_id").distinct().count()
+def active_people(scope: SpendScope, slices: rollup.Slices) -> int:
+    rows = run_groups(scope, slices, ("user_id",), top_level=True, measures=("run_count",))
+    return sum(1 for (user_id,) in rows if user_id is not None)
 
 
-def by_agent(scope: SpendScope, window: SpendWindow) -> list[dict]:
+def _agent_names(agent_ids) -> dict[int, str]:
+    Agent = apps.get_model("agents", "Agent")
+    return dict(Agent.objects.filter(pk__in=list(agent_ids)).values_list("pk", "name"))
+
+
+def by_agent(scope: SpendScope, slices: rollup.Slices) -> list[dict]:
     """Adoption: runs per agent, delegated rows included (bars may exceed total_runs)."""
-    rows = (
-        window_runs(scope, window, top_level=False)
-        .order_by()
-        .values("agent_id", agent_name=F("agent__name"))
-        .annotate(
-            run_count=Count("pk"),
-            delegated_run_count=Count("pk", filter=Q(parent_run__isnull=False)),
+    rows = run_groups(scope, slices, ("agent_id", "top_level"), measures=("run_count",))
+    agents: dict[int, dict] = {}
+    for (agent_id, top_level), row in rows.items():
+        agent = agents.setdefault(
+            agent_id, {"agent_id": agent_id, "run_count": 0, "delegated_run_count": 0}
         )
-    )
-    return sorted(
-        (dict(row) for row in rows),
-        key=lambda row: (-row["run_count"], row["agent_name"], row["agent_id"]),
-    )
+        agent["run_count"] += row["run_count"]
+        if not top_level:
+            agent["delegated_run_count"] += row["run_count"]
+    names = _agent_names(agents)
+    result = [{"agent_name": names.get(agent_id, ""), **row} for agent_id, row in agents.items()]
+    return sorted(result, key=lambda row: (-row["run_count"], row["agent_name"], row["agent_id"]))
 
 
-def by_version(scope: SpendScope, window: SpendWindow) -> list[dict]:
+def by_version(scope: SpendScope, slices: rollup.Slices) -> list[dict]:
     """The version comparison: per published version, delegated rows included — runs, how they
     ended, their own spend (a floor where ``partial_run_count`` says so) and their thumbs down."""
-    Rating = apps.get_model("ratings", "MessageRating")
-    rows = (
-        window_runs(scope, window, top_level=False)
-        .annotate(down=Exists(Rating.objects.filter(run_id=OuterRef("pk"), thumb="down")))
-        .order_by()
-        .values(
-            "agent_id",
-            "agent_version_id",
-            agent_name=F("agent__name"),
-            version=F("agent_version__number"),
-        )
-        .annotate(
-            run_count=Count("pk"),
-            completed=Count("pk", filter=Q(status="completed")),
-            failed=Count("pk", filter=Q(status="failed")),
-            cost_usd=Coalesce(Sum("spent"), Value(ZERO), output_field=MONEY_FIELD),
-            partial_run_count=Count("pk", filter=RUN_IS_PARTIAL),
-            down_rated_runs=Count("pk", filter=Q(down=True)),
-        )
+    AgentVersion = apps.get_model("agents", "AgentVersion")
+    rows = run_groups(
+        scope,
+        slices,
+        ("agent_id", "agent_version_id", "status"),
+        measures=("run_count", "cost_usd", "partial_run_count", "down_rated_run_count"),
     )
-    return sorted(
-        (dict(row) for row in rows),
-        key=lambda row: (row["agent_name"], row["agent_id"], row["version"]),
+    versions: dict[tuple, dict] = {}
+    for (agent_id, version_id, status), row in rows.items():
+        version = versions.setdefault(
+            (agent_id, version_id),
+            {
+                "agent_id": agent_id,
+                "agent_version_id": version_id,
+                "run_count": 0,
+                "completed": 0,
+                "failed": 0,
+                "cost_usd": ZERO,
+                "partial_run_count": 0,
+                "down_rated_runs": 0,
+            },
+        )
+        version["run_count"] += row["run_count"]
+        version["completed"] += row["run_count"] if status == "completed" else 0
+        version["failed"] += row["run_count"] if status == "failed" else 0
+        version["cost_usd"] += row["cost_usd"]
+        version["partial_run_count"] += row["partial_run_count"]
+        version["down_rated_runs"] += row["down_rated_run_count"]
+    names = _agent_names({agent_id for agent_id, _ in versions})
+    numbers = dict(
+        AgentVersion.objects.filter(pk__in=[v for _, v in versions]).values_list("pk", "number")
     )
+    result = [
+        {
+            **row,
+            "agent_name": names.get(row["agent_id"], ""),
+            "version": numbers.get(row["agent_version_id"]),
+        }
+        for row in versions.values()
+    ]
+    return sorted(result, key=lambda row: (row["agent_name"], row["agent_id"], row["version"]))
 
 
-def quality(runs: QuerySet, window: SpendWindow) -> dict:
+def quality(scope: SpendScope, slices: rollup.Slices, window: SpendWindow) -> dict:
     """Ratings on the window's top-level runs: thumbs up and down, how many runs were rated, the
     share of positive thumbs (None when nobody rated) and ``daily``, one point per UTC day of the
     window (days without a rating as zeros).
@@ -160,59 +161,60 @@ def quality(runs: QuerySet, window: SpendWindow) -> dict:
     A day's point counts the thumbs on the runs that *started* that day, not the ratings set that
     day (``GET /ratings/summary/`` answers that one): the card's bars are then the rows behind
     them — the day's ``?rated=down`` in Activity lists exactly the runs its bar counts."""
-    Rating = apps.get_model("ratings", "MessageRating")
-    ratings = Rating.objects.filter(run__in=runs.values("pk"))
-    figures = ratings.aggregate(
-        up=Count("pk", filter=Q(thumb="up")),
-        down=Count("pk", filter=Q(thumb="down")),
-        rated_runs=Count("run_id", distinct=True),
-    )
-    total = figures["up"] + figures["down"]
+    measures = ("run_count", "thumbs_up", "thumbs_down", "rated_run_count")
     per_day = {
-        row["day"]: row
-        for row in runs.annotate(day=TruncDate("started", tzinfo=dt.UTC))
-        .order_by()
-        .values("day")
-        .annotate(
-            up=Count("ratings", filter=Q(ratings__thumb="up")),
-            down=Count("ratings", filter=Q(ratings__thumb="down")),
-        )
+        key[0]: row
+        for key, row in run_groups(
+            scope, slices, ("day",), top_level=True, measures=measures
+        ).items()
     }
+    up = sum(row["thumbs_up"] for row in per_day.values())
+    down = sum(row["thumbs_down"] for row in per_day.values())
+    total = up + down
     return {
-        **figures,
-        "up_share": None if total == 0 else round(figures["up"] / total, 4),
+        "up": up,
+        "down": down,
+        "rated_runs": sum(row["rated_run_count"] for row in per_day.values()),
+        "up_share": None if total == 0 else round(up / total, 4),
         "daily": [
             {
                 "date": day,
-                "up": per_day[day]["up"] if day in per_day else 0,
-                "down": per_day[day]["down"] if day in per_day else 0,
+                "up": per_day[day]["thumbs_up"] if day in per_day else 0,
+                "down": per_day[day]["thumbs_down"] if day in per_day else 0,
             }
             for day in window.days()
         ],
     }
 
 
-def approvals_waiting(scope: SpendScope, window: SpendWindow) -> int:
+def approvals_waiting(scope: SpendScope, slices: rollup.Slices) -> int:
     """Runs of the window parked on a decision, with no delegation filter (a parked child is a
     stuck parent): the approvals card, which the donut's awaiting_approval segment equals."""
-    return window_runs(scope, window, top_level=False).filter(status="awaiting_approval").count()
+    rows = run_groups(scope, slices, ("status",), measures=("run_count",))
+    return rows.get(("awaiting_approval",), {}).get("run_count", 0)
 
 
-def usage_cards(scope: SpendScope, window: SpendWindow, *, group_by: str | None = None) -> dict:
+def usage_cards(
+    scope: SpendScope,
+    window: SpendWindow,
+    *,
+    group_by: str | None = None,
+    slices: rollup.Slices | None = None,
+) -> dict:
     """Every card's block over one window. ``by_user`` names people: only for runs:view (a scope
     floored to one person sees only their own row)."""
-    top = window_runs(scope, window)
+    slices = slices or window_slices(scope, window)
     cards: dict = {
-        "by_provider": spend_by_provider(scope, window),
-        "outcomes": outcomes(top),
-        "approvals_waiting": approvals_waiting(scope, window),
-        "surfaces": surfaces(top),
-        "latency": latency(top),
-        "active_people": active_people(top),
-        "by_user": spend_by_user(scope, window),
-        "by_agent": by_agent(scope, window),
-        "quality": quality(top, window),
+        "by_provider": spend_by_provider(scope, window, slices=slices),
+        "outcomes": outcomes(scope, slices),
+        "approvals_waiting": approvals_waiting(scope, slices),
+        "surfaces": surfaces(scope, slices),
+        "latency": latency(scope, slices),
+        "active_people": active_people(scope, slices),
+        "by_user": spend_by_user(scope, window, slices=slices),
+        "by_agent": by_agent(scope, slices),
+        "quality": quality(scope, slices, window),
     }
     if group_by == "version":
-        cards["by_version"] = by_version(scope, window)
+        cards["by_version"] = by_version(scope, slices)
     return cards

@@ -13,7 +13,7 @@ from apps.orgs import permissions as perms
 from apps.orgs.api.exceptions import UnprocessableEntity
 from apps.orgs.api.negotiation import FileDownloadNegotiation
 from apps.orgs.api.schema import MOMENT_SCHEMA
-from apps.spend.aggregates import SpendScope, spend_overview, usage_stats
+from apps.spend.aggregates import SpendScope, spend_overview, usage_stats, window_slices
 from apps.spend.exports import spend_export
 from apps.spend.filters import parse_spend_window
 from apps.spend.usage_cards import usage_cards
@@ -114,6 +114,9 @@ class UsageStatsView(APIView):
             )
         window = parse_spend_window(request.query_params)
         scope = SpendScope.for_reader(request.user, request.organization, own=scope_name == "own")
-        payload = usage_payload(usage_stats(scope, window), scope=scope_name)
-        payload.update(usage_cards_payload(usage_cards(scope, window, group_by=group_by)))
+        slices = window_slices(scope, window)  # the window's days and edges, read once
+        payload = usage_payload(usage_stats(scope, window, slices=slices), scope=scope_name)
+        payload.update(
+            usage_cards_payload(usage_cards(scope, window, group_by=group_by, slices=slices))
+        )
         return Response(payload)

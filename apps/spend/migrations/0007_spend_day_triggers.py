@@ -1,0 +1,129 @@
+"""The database logs which organization's UTC days changed (spend_spenddaychange), from triggers
+on every table a spend figure reads: runs, ledgers, ledger entries and ratings. A trigger rather
+than a call in each service, because a Run row is written in many places (the runner's claims and
+transitions, the reaper, resume, reprice) and one forgotten call would leave a cached day
+disagreeing with the ledger; a trigger cannot be forgotten. Statement-level, with transition
+tables, so a bulk insert (the benchmark's copy) logs each day once, and an UPDATE that changes no
+column a figure reads (a lease renewal) logs nothing. One row per (organization, day,
+transaction): concurrent writers never wait on each other (docs/spend.md, "The per-day rollup").
+"""
+
+from django.db import migrations
+
+DAY = "(({ts}) AT TIME ZONE 'UTC')::date"
+STARTED = "COALESCE({t}.started_at, {t}.created_at)"
+
+
+def _log(days_sql: str) -> str:
+    """Log the (organization_id, day) pairs ``days_sql`` selects as changed by this transaction."""
+    return f"""
+    INSERT INTO spend_spenddaychange (organization_id, day, xid, seq)
+    SELECT o, d, pg_current_xact_id()::text::bigint, nextval('spend_day_change_seq')
+    FROM (SELECT DISTINCT o, d FROM ({days_sql}) AS x(o, d) WHERE d IS NOT NULL) AS s
+    ORDER BY o, d
+    ON CONFLICT (organization_id, day, xid) DO UPDATE SET seq = EXCLUDED.seq;
+    """
+
+
+def _run_days(changed: str) -> str:
+    """The days a change to the runs ``changed`` selects can move: each row's own day, its
+    ancestors' (a top-level row's own spend discounts its tree) and its descendants' (a delegated
+    row's crossing mark reads its root's start) — delegation nests at most three levels."""
+    day = lambda t: DAY.format(ts=STARTED.format(t=t))  # noqa: E731
+    return f"""
+    WITH c AS ({changed})
+    SELECT c.organization_id, {day("c")} FROM c
+    UNION ALL SELECT a.organization_id, {day("a")} FROM c JOIN runs_run a ON a.id = c.parent_run_id
+    UNION ALL SELECT a.organization_id, {day("a")} FROM c JOIN runs_run p ON p.id = c.parent_run_id
+        JOIN runs_run a ON a.id = p.parent_run_id
+    UNION ALL SELECT a.organization_id, {day("a")} FROM c JOIN runs_run p ON p.id = c.parent_run_id
+        JOIN runs_run q ON q.id = p.parent_run_id JOIN runs_run a ON a.id = q.parent_run_id
+    UNION ALL SELECT k.organization_id, {day("k")} FROM c JOIN runs_run k ON k.parent_run_id = c.id
+    UNION ALL SELECT g.organization_id, {day("g")} FROM c JOIN runs_run k ON k.parent_run_id = c.id
+        JOIN runs_run g ON g.parent_run_id = k.id
+    UNION ALL SELECT h.organization_id, {day("h")} FROM c JOIN runs_run k ON k.parent_run_id = c.id
+        JOIN runs_run g ON g.parent_run_id = k.id JOIN runs_run h ON h.parent_run_id = g.id
+    """
+
+
+RUN_COLUMNS = (
+    "id organization_id parent_run_id agent_id agent_version_id user_id model_provider status "
+    "surface cost_usd cost_is_partial input_tokens output_tokens created_at started_at ended_at"
+).split()
+LEDGER_COLUMNS = "id run_id cost_usd cost_is_partial input_tokens output_tokens".split()
+ENTRY_COLUMNS = (
+    "id ledger_id organization_id agent_id kind cost_usd priced month created_at".split()
+)
+RATING_COLUMNS = "id run_id thumb".split()
+
+
+def _changed_rows(columns: list[str]) -> str:
+    """An UPDATE's rows whose figures-relevant columns changed, old and new versions both."""
+    old = ", ".join(f"o.{c}" for c in columns)
+    new = ", ".join(f"n.{c}" for c in columns)
+    return (
+        f"SELECT o.* FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE ({old}) IS DISTINCT FROM ({new}) "
+        f"UNION ALL SELECT n.* FROM old_rows o JOIN new_rows n ON n.id = o.id "
+        f"WHERE ({old}) IS DISTINCT FROM ({new})"
+    )
+
+
+def _through_runs(rows: str) -> str:
+    """The runs the ledger (or rating) rows ``rows`` belong to."""
+    return (
+        "SELECT r.id, r.organization_id, r.parent_run_id, r.started_at, r.created_at "
+        f"FROM ({rows}) AS x JOIN runs_run r ON r.id = x.run_id"
+    )
+
+
+def _entry_days(rows: str) -> str:
+    return f"SELECT e.organization_id, {DAY.format(ts='e.created_at')} FROM ({rows}) AS e"
+
+
+# table -> (the days a set of rows ``{rows}`` moves, the columns an UPDATE must change to count)
+TABLES = {
+    "runs_run": (lambda rows: _run_days(f"SELECT id, organization_id, parent_run_id, started_at, created_at FROM ({rows}) AS r"), RUN_COLUMNS),
+    "spend_ledger": (lambda rows: _run_days(_through_runs(rows)), LEDGER_COLUMNS),
+    "spend_ledgerentry": (_entry_days, ENTRY_COLUMNS),
+    "message_ratings": (lambda rows: _run_days(_through_runs(rows)), RATING_COLUMNS),
+}
+
+
+def _forward() -> list[str]:
+    statements = ["CREATE SEQUENCE IF NOT EXISTS spend_day_change_seq"]
+    for table, (days, columns) in TABLES.items():
+        for op, rows, referencing in (
+            ("insert", "SELECT * FROM new_rows", "NEW TABLE AS new_rows"),
+            ("update", _changed_rows(columns), "OLD TABLE AS old_rows NEW TABLE AS new_rows"),
+            ("delete", "SELECT * FROM old_rows", "OLD TABLE AS old_rows"),
+        ):
+            name = f"spend_day_{table}_{op}"
+            statements.append(
+                f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                f"{_log(days(rows))} RETURN NULL; END $$"
+            )
+            statements.append(
+                f"CREATE TRIGGER {name} AFTER {op.upper()} ON {table} REFERENCING {referencing} "
+                f"FOR EACH STATEMENT EXECUTE FUNCTION {name}()"
+            )
+    return statements
+
+
+def _backward() -> list[str]:
+    statements = []
+    for table in TABLES:
+        for op in ("insert", "update", "delete"):
+            statements.append(f"DROP TRIGGER IF EXISTS spend_day_{table}_{op} ON {table}")
+            statements.append(f"DROP FUNCTION IF EXISTS spend_day_{table}_{op}()")
+    statements.append("DROP SEQUENCE IF EXISTS spend_day_change_seq")
+    return statements
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("spend", "0006_spend_day_rollup"),
+        ("runs", "0008_run_org_started_idx"),
+        ("ratings", "0001_initial"),
+    ]
+
+    operations = [migrations.RunSQL(_forward(), _backward())]
