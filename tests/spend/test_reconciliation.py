@@ -15,9 +15,13 @@ from django.utils import timezone
 
 from apps.agents.models import Agent
 from apps.runs.models import Run
+from apps.spend import rollup
+from apps.spend.aggregates import SpendScope, spend_overview, usage_stats, window_slices
 from apps.spend.charts import usd
+from apps.spend.filters import SpendWindow
 from apps.spend.models import LedgerEntry
 from apps.spend.services import month_of
+from apps.spend.usage_cards import usage_cards
 from tests.factories import member_of
 from tests.runs.fake_openai import FakeOpenAI
 
@@ -50,6 +54,14 @@ def month(org, owner, member, other_org, outsider, allow_local_model_requests):
     return {"acme": acme, "globex": globex, "specials": specials}
 
 
+def _every_figure(scope, window, now) -> tuple:
+    return (
+        spend_overview(scope, window, now=now),
+        usage_stats(scope, window),
+        usage_cards(scope, window, group_by="version"),
+    )
+
+
 def _windows(now: dt.datetime) -> dict[str, tuple[dt.datetime, dt.datetime]]:
     today = dt.datetime.combine(now.date(), dt.time.min, tzinfo=dt.UTC)
     this_month = dt.datetime.combine(month_of(now), dt.time.min, tzinfo=dt.UTC)
@@ -60,6 +72,11 @@ def _windows(now: dt.datetime) -> dict[str, tuple[dt.datetime, dt.datetime]]:
         "the calendar month": (this_month, now),
         "the previous month": (previous, this_month - dt.timedelta(microseconds=1)),
         "a range crossing the month": (this_month - dt.timedelta(days=5), now),
+        # Edges inside a day: the rollup reads those parts of the day live (apps/spend/rollup.py).
+        "a range from and to a time of day": (
+            today - dt.timedelta(days=9, hours=-7, minutes=-13),
+            today - dt.timedelta(days=3, hours=5, minutes=31),
+        ),
     }
 
 
@@ -101,6 +118,13 @@ def test_every_surface_reconciles_to_the_cent_for_every_window(month, client_for
                 )
             )
             ledger = ledger_of_window(organization, since, until)
+            # The per-day rollup the API answered from agrees with the same window read live.
+            scope, spend_window = SpendScope(organization=organization), SpendWindow(since, until)
+            cached = _every_figure(scope, spend_window, now)
+            with rollup.live_only():
+                assert _every_figure(scope, spend_window, now) == cached, where
+            if label == "seven days":
+                assert window_slices(scope, spend_window).days, where  # served from the rollup
 
             model = _cents(spend["total"]["model_usd"])
             ingestion = _cents(spend["total"]["ingestion_usd"])
