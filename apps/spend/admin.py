@@ -7,7 +7,18 @@ from django.contrib import admin
 from agenticos.admin_base import ReadOnlyAdmin, export_actions
 from apps.audit.exports import ExportTable
 
-from .models import BudgetCounter, Ledger, LedgerEntry, ModelPrice
+from .models import (
+    BudgetCounter,
+    Ledger,
+    LedgerEntry,
+    ModelPrice,
+    SpendDayBuild,
+    SpendDayChange,
+    SpendDayCrossing,
+    SpendDayEntries,
+    SpendDayLatency,
+    SpendDayRuns,
+)
 from .services import model_price_delete, model_price_save
 
 SPEND_COLUMNS = (
@@ -131,3 +142,51 @@ class ModelPriceAdmin(admin.ModelAdmin):
 
     def delete_model(self, request, obj):
         model_price_delete(actor=request.user, price=obj)
+
+
+# The per-day rollup (docs/spend.md, "The per-day rollup"): caches rebuilt from the ledger, shown
+# read-only so an operator can see which days are built and what changed them since.
+
+
+@admin.register(SpendDayBuild)
+class SpendDayBuildAdmin(ReadOnlyAdmin):
+    list_display = ("organization", "day", "built_seq", "covers_until", "built_at")
+    list_filter = ("day", "organization")
+    search_fields = ("organization__name",)
+
+
+@admin.register(SpendDayChange)
+class SpendDayChangeAdmin(ReadOnlyAdmin):
+    list_display = ("organization_id", "day", "xid", "seq")
+    list_filter = ("day",)
+    search_fields = ("=organization_id", "=xid")
+
+
+@admin.register(SpendDayRuns)
+class SpendDayRunsAdmin(ReadOnlyAdmin):
+    list_display = ("organization", "day", "top_level", "agent_id", "provider", "status")
+    list_display += ("run_count", "partial_run_count", "cost_usd", "own_usd")
+    list_filter = ("day", "top_level", "provider", "status", "surface", "organization")
+    search_fields = ("organization__name", "=agent_id", "=user_id")
+
+
+@admin.register(SpendDayLatency)
+class SpendDayLatencyAdmin(ReadOnlyAdmin):
+    list_display = ("organization", "day", "user_id", "duration_ms", "run_count")
+    list_filter = ("day", "organization")
+    search_fields = ("organization__name", "=user_id")
+
+
+@admin.register(SpendDayEntries)
+class SpendDayEntriesAdmin(ReadOnlyAdmin):
+    list_display = ("organization", "day", "month", "kind", "agent_id", "cost_usd")
+    list_display += ("entry_count", "unpriced_count")
+    list_filter = ("day", "month", "kind", "organization")
+    search_fields = ("organization__name", "=agent_id", "=user_id")
+
+
+@admin.register(SpendDayCrossing)
+class SpendDayCrossingAdmin(ReadOnlyAdmin):
+    list_display = ("organization", "day", "run_id", "root_id", "agent_id", "started_at")
+    list_filter = ("day", "organization")
+    search_fields = ("organization__name", "=run_id", "=root_id")

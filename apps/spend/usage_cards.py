@@ -63,22 +63,20 @@ def latency(scope: SpendScope, slices: rollup.Slices) -> dict:
     if scope.is_own:
         cached = cached.filter(user_id=scope.own_user_id)
         live = [row for row in live if row["user_id"] == scope.own_user_id]
-    rows = (
-        list(cached.values("duration_ms").annotate(run_count=Sum("run_count")))
+    rows: list[dict] = (
+        [dict(row) for row in cached.values("duration_ms").annotate(run_count=Sum("run_count"))]
         if slices.days
         else []
     )
-    counts = {
-        key[0]: row["run_count"]
+    counts: dict[int, int] = {
+        key[0]: int(row["run_count"])
         for key, row in rollup.merge([*rows, *live], ("duration_ms",), ("run_count",)).items()
     }
-    figures = {
-        name: rollup.percentile_cont(counts, fraction) for name, fraction in PERCENTILES.items()
-    }
-    return {
-        "finished_runs": sum(counts.values()),
-        **{name: None if figures[name] is None else round(figures[name]) for name in PERCENTILES},
-    }
+    figures: dict[str, int | None] = {}
+    for name, fraction in PERCENTILES.items():
+        figure = rollup.percentile_cont(counts, fraction)
+        figures[name] = None if figure is None else round(figure)
+    return {"finished_runs": sum(counts.values()), **figures}
 
 
 def active_people(scope: SpendScope, slices: rollup.Slices) -> int:

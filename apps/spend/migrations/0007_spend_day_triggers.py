@@ -89,8 +89,8 @@ TABLES = {
 }
 
 
-def _forward() -> list[str]:
-    statements = ["CREATE SEQUENCE IF NOT EXISTS spend_day_change_seq"]
+def _forward() -> list:
+    statements: list = ["CREATE SEQUENCE IF NOT EXISTS spend_day_change_seq"]
     for table, (days, columns) in TABLES.items():
         for op, rows, referencing in (
             ("insert", "SELECT * FROM new_rows", "NEW TABLE AS new_rows"),
@@ -109,8 +109,8 @@ def _forward() -> list[str]:
     return statements
 
 
-def _backward() -> list[str]:
-    statements = []
+def _backward() -> list:
+    statements: list = []
     for table in TABLES:
         for op in ("insert", "update", "delete"):
             statements.append(f"DROP TRIGGER IF EXISTS spend_day_{table}_{op} ON {table}")
