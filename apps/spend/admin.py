@@ -164,8 +164,8 @@ class SpendDayChangeAdmin(ReadOnlyAdmin):
 
 @admin.register(SpendDayRuns)
 class SpendDayRunsAdmin(ReadOnlyAdmin):
-    list_display = ("organization", "day", "top_level", "agent_id", "provider", "status")
-    list_display += ("run_count", "partial_run_count", "cost_usd", "own_usd")
+    list_display: tuple[str, ...] = ("organization", "day", "top_level", "agent_id", "provider")
+    list_display += ("status", "run_count", "partial_run_count", "cost_usd", "own_usd")
     list_filter = ("day", "top_level", "provider", "status", "surface", "organization")
     search_fields = ("organization__name", "=agent_id", "=user_id")
 
@@ -179,8 +179,8 @@ class SpendDayLatencyAdmin(ReadOnlyAdmin):
 
 @admin.register(SpendDayEntries)
 class SpendDayEntriesAdmin(ReadOnlyAdmin):
-    list_display = ("organization", "day", "month", "kind", "agent_id", "cost_usd")
-    list_display += ("entry_count", "unpriced_count")
+    list_display: tuple[str, ...] = ("organization", "day", "month", "kind", "agent_id")
+    list_display += ("cost_usd", "entry_count", "unpriced_count")
     list_filter = ("day", "month", "kind", "organization")
     search_fields = ("organization__name", "=agent_id", "=user_id")
 

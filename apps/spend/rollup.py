@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -222,16 +224,6 @@ def _current(organization_id: int, days: Iterable[dt.date]) -> dict[dt.date, dt.
     return {row["day"]: row["covers_until"] for row in rows}
 
 
-def days_rebuild(organization_id: int, days: Iterable[dt.date]) -> None:
-    """Rebuild the rollup of ``days`` (whether or not they were current)."""
-    days = sorted(set(days))
-    if not days:
-        return
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_CLASS, organization_id])
-        _build(cursor, organization_id, days)
-
-
 def _build(cursor, organization_id: int, days: list[dt.date]) -> None:
     # First, what the build will have seen: the snapshot, this transaction's id and the change
     # log's position. Every later statement sees at least as much, so a change it happens to see
@@ -339,17 +331,17 @@ class Slices:
 
 # The rollup can be switched off (every window read live through the same statements): the
 # reconciliation test compares both paths, and an operator can rule the cache out.
-_DISABLED: list[bool] = [False]
+_LIVE_ONLY: ContextVar[bool] = ContextVar("spend_rollup_live_only", default=False)
 
 
-class live_only:
+@contextmanager
+def live_only() -> Iterator[None]:
     """``with rollup.live_only():`` reads every window live, bypassing the cached days."""
-
-    def __enter__(self):
-        _DISABLED.append(True)
-
-    def __exit__(self, *exc):
-        _DISABLED.pop()
+    token = _LIVE_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _LIVE_ONLY.reset(token)
 
 
 def slices_for(organization_id: int, since: dt.datetime, until: dt.datetime) -> Slices:
@@ -358,7 +350,7 @@ def slices_for(organization_id: int, since: dt.datetime, until: dt.datetime) -> 
     since, until = since.astimezone(dt.UTC), until.astimezone(dt.UTC)
     slices = Slices(organization_id=organization_id, since=since)
     hi = until + ONE_MICROSECOND
-    if _DISABLED[-1]:
+    if _LIVE_ONLY.get():
         slices.live = [(since, hi)]
         return slices
     first, last = since.date(), until.date()
@@ -389,7 +381,7 @@ def month_slices(organization_id: int, month: dt.date) -> Slices:
     first = month - ONE_DAY
     last = (month.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
     slices = Slices(organization_id=organization_id, since=_start(first))
-    if _DISABLED[-1]:
+    if _LIVE_ONLY.get():
         slices.live = [(_start(first), _start(last + ONE_DAY))]
         return slices
     slices.days = [first + ONE_DAY * n for n in range((last - first).days + 1)]
