@@ -161,8 +161,8 @@ def crossing_floor_trees(
     # when the root started before the window: the cached days hold the ones rooted on an
     # earlier day, the live edges are read with the window's own start.
     cached = SpendDayCrossing.objects.filter(
+        slices.cached(),
         organization_id=slices.organization_id,
-        day__in=slices.days,
         root_started_at__lt=slices.since,
     )
     if scope.is_own:
@@ -213,7 +213,7 @@ def run_groups(
 ) -> dict[tuple, dict]:
     """The window's runs (top-level ones, delegated ones, or both) summed per ``dims``."""
     cached = SpendDayRuns.objects.filter(
-        organization_id=slices.organization_id, day__in=slices.days
+        slices.cached(), organization_id=slices.organization_id
     ).order_by()
     live = slices.live_rows("runs", rollup.RUNS_SQL)
     if scope.is_own:
@@ -223,7 +223,7 @@ def run_groups(
         cached = cached.filter(top_level=top_level)
         live = [row for row in live if row["top_level"] == top_level]
     sums = {measure: Sum(measure) for measure in measures}
-    if not slices.days:
+    if not slices.has_cached:
         rows: list[dict] = []
     elif dims:
         rows = list(cached.values(*dims).annotate(**sums))
@@ -245,7 +245,7 @@ def entry_groups(
 ) -> dict[tuple, dict]:
     """The ledger entries booked on the slices' days (``filters``: kind, month, …) per ``dims``."""
     cached = SpendDayEntries.objects.filter(
-        organization_id=slices.organization_id, day__in=slices.days, **filters
+        slices.cached(), organization_id=slices.organization_id, **filters
     ).order_by()
     live = slices.live_rows("entries", rollup.ENTRIES_SQL)
     if own_user_id is not None:
@@ -257,7 +257,7 @@ def entry_groups(
         live = [row for row in live if row["agent_id"] is not None]
     live = [row for row in live if all(row[name] == value for name, value in filters.items())]
     sums = {measure: Sum(measure) for measure in ENTRY_MEASURES}
-    if not slices.days:
+    if not slices.has_cached:
         rows: list[dict] = []
     elif dims:
         rows = list(cached.values(*dims).annotate(**sums))

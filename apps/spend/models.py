@@ -208,6 +208,8 @@ class SpendDayBuild(models.Model):
         "orgs.Organization", on_delete=models.CASCADE, related_name="+"
     )
     day = models.DateField()
+    # None: the whole day (a closed one); 0–23: one hour of today, rebuilt alone after a write.
+    hour = models.SmallIntegerField(null=True, blank=True)
     snapshot = models.TextField()
     built_seq = models.BigIntegerField()
     builder_xid = models.BigIntegerField()
@@ -218,7 +220,11 @@ class SpendDayBuild(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["organization", "day"], name="spend_day_build_one")
+            models.UniqueConstraint(
+                fields=["organization", "day", "hour"],
+                name="spend_day_build_one",
+                nulls_distinct=False,
+            )
         ]
 
     def __str__(self) -> str:
@@ -232,13 +238,15 @@ class SpendDayChange(models.Model):
 
     organization_id = models.BigIntegerField()
     day = models.DateField()
+    hour = models.SmallIntegerField()
     xid = models.BigIntegerField()
     seq = models.BigIntegerField()
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["organization_id", "day", "xid"], name="spend_day_change_one_per_xact"
+                fields=["organization_id", "day", "hour", "xid"],
+                name="spend_day_change_one_per_xact",
             )
         ]
 
@@ -256,6 +264,7 @@ class SpendDayRuns(models.Model):
         "orgs.Organization", on_delete=models.CASCADE, related_name="+"
     )
     day = models.DateField()
+    hour = models.SmallIntegerField(null=True, blank=True)  # see SpendDayBuild.hour
     top_level = models.BooleanField()
     # Plain ids: names, e-mails and keys are read live, so a rename never stales a day.
     agent_id = models.BigIntegerField()
@@ -291,6 +300,7 @@ class SpendDayLatency(models.Model):
         "orgs.Organization", on_delete=models.CASCADE, related_name="+"
     )
     day = models.DateField()
+    hour = models.SmallIntegerField(null=True, blank=True)
     user_id = models.BigIntegerField(null=True, blank=True)
     duration_ms = models.BigIntegerField()
     run_count = models.PositiveIntegerField()
@@ -313,6 +323,7 @@ class SpendDayEntries(models.Model):
         "orgs.Organization", on_delete=models.CASCADE, related_name="+"
     )
     day = models.DateField()
+    hour = models.SmallIntegerField(null=True, blank=True)
     month = models.DateField()
     kind = models.CharField(max_length=16, choices=EntryKind.choices)
     agent_id = models.BigIntegerField(null=True, blank=True)
@@ -339,6 +350,7 @@ class SpendDayCrossing(models.Model):
         "orgs.Organization", on_delete=models.CASCADE, related_name="+"
     )
     day = models.DateField()
+    hour = models.SmallIntegerField(null=True, blank=True)
     run_id = models.BigIntegerField()
     root_id = models.BigIntegerField()
     root_started_at = models.DateTimeField()

@@ -57,7 +57,7 @@ def latency(scope: SpendScope, slices: rollup.Slices) -> dict:
     millisecond per day (rollup.LATENCY_SQL) and the percentiles interpolated as PostgreSQL's
     percentile_cont does, so a figure is within a millisecond of the one over raw durations."""
     cached = SpendDayLatency.objects.filter(
-        organization_id=slices.organization_id, day__in=slices.days
+        slices.cached(), organization_id=slices.organization_id
     ).order_by()
     live = slices.live_rows("latency", rollup.LATENCY_SQL)
     if scope.is_own:
@@ -65,7 +65,7 @@ def latency(scope: SpendScope, slices: rollup.Slices) -> dict:
         live = [row for row in live if row["user_id"] == scope.own_user_id]
     rows: list[dict] = (
         [dict(row) for row in cached.values("duration_ms").annotate(run_count=Sum("run_count"))]
-        if slices.days
+        if slices.has_cached
         else []
     )
     counts: dict[int, int] = {

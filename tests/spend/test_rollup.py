@@ -220,3 +220,30 @@ def test_a_repricing_moves_the_closed_days_it_priced(
     assert after["model_usd"] == Run.objects.get(pk=parent.pk).cost_usd
     assert not any(row["partial_run_count"] for row in spend_by_provider(scope, window))
     assert_cached_equals_live(scope, window, now)
+
+
+@pytest.mark.django_db
+def test_today_is_built_by_the_hour_and_a_write_rebuilds_only_its_hour(org, member):
+    agent = published_agent(org, name="Helper")
+    run = finished_run(
+        agent, cost="0.30", user=member, started_at=timezone.now() - dt.timedelta(seconds=1)
+    )
+    now = timezone.now()
+    today, hour = _day(run.started_at), run.started_at.astimezone(dt.UTC).hour
+    scope, window = SpendScope(organization=org), last_days(1, now=now)
+    assert spend_totals(scope, window)["model_usd"] == D("0.30")
+
+    def builds():
+        return dict(
+            SpendDayBuild.objects.filter(organization=org, day=today).values_list(
+                "hour", "built_seq"
+            )
+        )
+
+    before = builds()
+    assert sorted(before) == list(range(24))  # today: one build per hour, no whole-day build
+    Run.objects.filter(pk=run.pk).update(cost_usd=D("0.45"))
+    assert spend_totals(scope, last_days(1))["model_usd"] == D("0.45")
+    after = builds()
+    assert {h for h in range(24) if after[h] != before[h]} == {hour}
+    assert_cached_equals_live(scope, last_days(1), timezone.now())

@@ -1,4 +1,4 @@
-"""The database logs which organization's UTC days changed (spend_spenddaychange), from triggers
+"""The database logs which organization's UTC days (and hours) changed (spend_spenddaychange), from triggers
 on every table a spend figure reads: runs, ledgers, ledger entries and ratings. A trigger rather
 than a call in each service, because a Run row is written in many places (the runner's claims and
 transitions, the reaper, resume, reprice) and one forgotten call would leave a cached day
@@ -10,18 +10,22 @@ transaction): concurrent writers never wait on each other (docs/spend.md, "The p
 
 from django.db import migrations
 
-DAY = "(({ts}) AT TIME ZONE 'UTC')::date"
 STARTED = "COALESCE({t}.started_at, {t}.created_at)"
 
 
-def _log(days_sql: str) -> str:
-    """Log the (organization_id, day) pairs ``days_sql`` selects as changed by this transaction."""
+def _log(moments_sql: str) -> str:
+    """Log the UTC (day, hour) of each (organization_id, moment) ``moments_sql`` selects as
+    changed by this transaction."""
     return f"""
-    INSERT INTO spend_spenddaychange (organization_id, day, xid, seq)
-    SELECT o, d, pg_current_xact_id()::text::bigint, nextval('spend_day_change_seq')
-    FROM (SELECT DISTINCT o, d FROM ({days_sql}) AS x(o, d) WHERE d IS NOT NULL) AS s
-    ORDER BY o, d
-    ON CONFLICT (organization_id, day, xid) DO UPDATE SET seq = EXCLUDED.seq;
+    INSERT INTO spend_spenddaychange (organization_id, day, hour, xid, seq)
+    SELECT o, d, h, pg_current_xact_id()::text::bigint, nextval('spend_day_change_seq')
+    FROM (
+        SELECT DISTINCT o, (ts AT TIME ZONE 'UTC')::date AS d,
+            EXTRACT(hour FROM ts AT TIME ZONE 'UTC')::smallint AS h
+        FROM ({moments_sql}) AS x(o, ts) WHERE ts IS NOT NULL
+    ) AS s
+    ORDER BY o, d, h
+    ON CONFLICT (organization_id, day, hour, xid) DO UPDATE SET seq = EXCLUDED.seq;
     """
 
 
@@ -29,7 +33,7 @@ def _run_days(changed: str) -> str:
     """The days a change to the runs ``changed`` selects can move: each row's own day, its
     ancestors' (a top-level row's own spend discounts its tree) and its descendants' (a delegated
     row's crossing mark reads its root's start) — delegation nests at most three levels."""
-    day = lambda t: DAY.format(ts=STARTED.format(t=t))  # noqa: E731
+    day = lambda t: STARTED.format(t=t)  # noqa: E731 (the moment; _log takes its day and hour)
     return f"""
     WITH c AS ({changed})
     SELECT c.organization_id, {day("c")} FROM c
@@ -77,7 +81,7 @@ def _through_runs(rows: str) -> str:
 
 
 def _entry_days(rows: str) -> str:
-    return f"SELECT e.organization_id, {DAY.format(ts='e.created_at')} FROM ({rows}) AS e"
+    return f"SELECT e.organization_id, e.created_at FROM ({rows}) AS e"
 
 
 # table -> (the days a set of rows ``{rows}`` moves, the columns an UPDATE must change to count)
