@@ -13,6 +13,8 @@ in place, so they cannot drift from the ledger:
   the day is current while every change logged for it was inside that build (an earlier
   sequence number from a transaction the snapshot saw, or the builder's own) — a change
   committed later, or in flight while the build read, makes it stale;
+- today is built by the hour (the log records the hour too), so a write to today makes one
+  hour stale, not the day; a closed day is one build;
 - a reader asks for the days of its window, rebuilds the stale ones (one set-based statement per
   table over each run of consecutive days, under a per-organization advisory lock), and reads
   the rows. A window edge inside a day (``from``/``to`` with a time, or ``to`` before the day's
