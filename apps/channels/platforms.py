@@ -285,6 +285,19 @@ class SlackClient(_Client):
             raise PlatformError(f"Slack refused {method}: {error}")
         return body
 
+    def call_form(self, method: str, **arguments) -> dict:
+        # The files methods that start an upload take form fields, not JSON.
+        response, body = self._send(
+            "POST",
+            f"{self.base}/{method}",
+            data={key: str(value) for key, value in arguments.items()},
+            headers={"Authorization": f"Bearer {self.token}"},
+        )
+        if not isinstance(body, dict) or not body.get("ok"):
+            error = body.get("error") if isinstance(body, dict) else f"HTTP {response.status_code}"
+            raise PlatformError(f"Slack refused {method}: {error}")
+        return body
+
     def check(self) -> str:
         body = self.call("auth.test")
         return f"Connected to Slack workspace {body.get('team', '?')} as {body.get('user', '?')}."
@@ -301,6 +314,43 @@ class SlackClient(_Client):
     def send_direct(self, inbound: Inbound, text: str) -> None:
         # The link is only offered in a direct message, which is where the reply goes.
         self.post(inbound.target, text)
+
+    def send_image(self, target: dict, image: bytes, *, title: str, filename: str) -> str:
+        """Slack's external upload: ask for an upload URL, send the bytes there, then share the
+        file in the channel (and the thread) — three calls; returns the file id."""
+        upload = self.call_form("files.getUploadURLExternal", filename=filename, length=len(image))
+        url, file_id = upload.get("upload_url"), upload.get("file_id")
+        if not (isinstance(url, str) and file_id):
+            raise PlatformError("Slack gave no upload URL (files.getUploadURLExternal)")
+        self._check_upload_url(url)
+        # The upload URL is pre-signed: the bot's token is not sent there.
+        response, _ = self._send(
+            "POST", url, content=image, headers={"Content-Type": "application/octet-stream"}
+        )
+        if response.status_code != 200:
+            raise PlatformError(
+                f"Slack refused the upload of {filename}: HTTP {response.status_code}"
+            )
+        arguments: dict[str, Any] = {
+            "files": [{"id": file_id, "title": title}],
+            "channel_id": target["channel"],
+        }
+        if target.get("thread_ts"):
+            arguments["thread_ts"] = target["thread_ts"]
+        self.call("files.completeUploadExternal", **arguments)
+        return str(file_id)
+
+    def _check_upload_url(self, url: str) -> None:
+        # The address comes from Slack's answer; only Slack's own hosts (or the API base the
+        # tests point at) are sent a file.
+        parts, base = urlsplit(url), urlsplit(self.base)
+        host = (parts.hostname or "").lower()
+        slack_host = parts.scheme == "https" and (
+            host == "slack.com" or host.endswith(".slack.com")
+        )
+        same_as_api = (parts.scheme, parts.netloc) == (base.scheme, base.netloc)
+        if not (slack_host or same_as_api):
+            raise PlatformError(f"Slack's upload URL is not a Slack address ({host or '?'})")
 
     # channel_tools: the channel holding the thread, with the bot's token.
     def channel_info(self, target: dict) -> dict:
@@ -354,6 +404,9 @@ class TelegramClient(_Client):
 
     def call(self, method: str, **arguments) -> Any:
         response, body = self._send("POST", f"{self.base}/bot{self.token}/{method}", json=arguments)
+        return self._result(method, response, body)
+
+    def _result(self, method: str, response, body) -> Any:
         if not isinstance(body, dict) or not body.get("ok"):
             error = body.get("description") if isinstance(body, dict) else None
             raise PlatformError(
@@ -384,6 +437,22 @@ class TelegramClient(_Client):
 
     def send_direct(self, inbound: Inbound, text: str) -> None:
         self.post(inbound.target, text)
+
+    def send_image(self, target: dict, image: bytes, *, title: str, filename: str) -> str:
+        """``sendPhoto`` (multipart: the photo is uploaded, not linked), captioned with the
+        chart's title, replying where the text replied; returns the message id."""
+        fields = {"chat_id": str(target["chat_id"]), "caption": title[:1024]}
+        if target.get("reply_to"):
+            fields["reply_to_message_id"] = str(target["reply_to"])
+        if target.get("topic"):
+            fields["message_thread_id"] = str(target["topic"])
+        response, body = self._send(
+            "POST",
+            f"{self.base}/bot{self.token}/sendPhoto",
+            data=fields,
+            files={"photo": (filename, image, "image/png")},
+        )
+        return str((self._result("sendPhoto", response, body) or {})["message_id"])
 
     def channel_info(self, target: dict) -> dict:
         chat = self.call("getChat", chat_id=target["chat_id"]) or {}
@@ -443,6 +512,28 @@ class MattermostClient(_Client):
 
     def edit(self, target: dict, message_id: str, text: str) -> None:
         self.call("PUT", f"/posts/{message_id}/patch", json={"message": text})
+
+    def send_image(self, target: dict, image: bytes, *, title: str, filename: str) -> str:
+        """Upload the file to the channel (``POST /files``), then post it under the thread's root
+        with its title; returns the post id."""
+        uploaded = (
+            self.call(
+                "POST",
+                "/files",
+                data={"channel_id": target["channel_id"]},
+                files={"files": (filename, image, "image/png")},
+            )
+            or {}
+        )
+        file_ids = [
+            str(info.get("id")) for info in uploaded.get("file_infos") or [] if info.get("id")
+        ]
+        if not file_ids:
+            raise PlatformError("Mattermost stored no file (POST /files)")
+        body = {"channel_id": target["channel_id"], "message": title, "file_ids": file_ids}
+        if target.get("root_id"):
+            body["root_id"] = target["root_id"]
+        return str(self.call("POST", "/posts", json=body)["id"])
 
     def send_direct(self, inbound: Inbound, text: str) -> None:
         # An outgoing webhook never fires in a direct message, so the bot opens one.
