@@ -41,9 +41,7 @@ def chart_call(*charts) -> str:
 
 @pytest.fixture
 def charting(org, builder):
-    return published_agent(
-        org, name="Charts", created_by=builder, capabilities=[{"id": "charts"}]
-    )
+    return published_agent(org, name="Charts", created_by=builder, capabilities=[{"id": "charts"}])
 
 
 def drawn(run) -> list[bytes]:
