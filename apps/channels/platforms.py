@@ -55,6 +55,20 @@ class ServerRefused(Exception):
         super().__init__(sentence)
 
 
+# Slack answers users.info one user at a time: a member list or a history names at most this
+# many people per call (the rest keep their ids), so a long list stays within Slack's rate.
+NAME_LOOKUPS_PER_CALL = 50
+
+
+def _form_value(value) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def _named(names: dict[str, str], user_id: str) -> str:
+    # The id stays beside a Slack name: it is what a mention (<@U…>) is written with.
+    return f"{names[user_id]} ({user_id})" if user_id in names else user_id
+
+
 def edit_interval(platform: str) -> float:
     overrides = getattr(settings, "CHANNEL_EDIT_INTERVAL_SECONDS", None) or {}
     return float(overrides.get(platform, EDIT_INTERVAL_SECONDS[Platform(platform)]))
@@ -286,11 +300,12 @@ class SlackClient(_Client):
         return body
 
     def call_form(self, method: str, **arguments) -> dict:
-        # The files methods that start an upload take form fields, not JSON.
+        # Slack takes JSON bodies for most write methods only: its read methods
+        # (conversations.*, users.info) and files.getUploadURLExternal take form fields.
         response, body = self._send(
             "POST",
             f"{self.base}/{method}",
-            data={key: str(value) for key, value in arguments.items()},
+            data={key: _form_value(value) for key, value in arguments.items()},
             headers={"Authorization": f"Bearer {self.token}"},
         )
         if not isinstance(body, dict) or not body.get("ok"):
@@ -354,7 +369,7 @@ class SlackClient(_Client):
 
     # channel_tools: the channel holding the thread, with the bot's token.
     def channel_info(self, target: dict) -> dict:
-        channel = self.call(
+        channel = self.call_form(
             "conversations.info", channel=target["channel"], include_num_members=True
         )
         data = channel.get("channel") or {}
@@ -365,13 +380,38 @@ class SlackClient(_Client):
             "members": data.get("num_members"),
         }
 
+    def display_names(self, user_ids: list[str]) -> dict[str, str]:
+        """Each user's name as Slack shows it (``users.info``), looked up once per id within one
+        call, at most ``NAME_LOOKUPS_PER_CALL`` of them; an id whose lookup is refused (no
+        ``users:read`` scope, a deleted user) keeps its id, and a refused scope stops the rest."""
+        names: dict[str, str] = {}
+        for user_id in list(dict.fromkeys(user_ids))[:NAME_LOOKUPS_PER_CALL]:
+            try:
+                user = self.call_form("users.info", user=user_id).get("user") or {}
+            except PlatformError as exc:
+                if "missing_scope" in exc.sentence or "not_allowed" in exc.sentence:
+                    break
+                continue
+            profile = user.get("profile") or {}
+            name = (
+                profile.get("display_name")
+                or profile.get("real_name")
+                or user.get("real_name")
+                or user.get("name")
+            )
+            if name:
+                names[user_id] = str(name)
+        return names
+
     def channel_members(self, target: dict, limit: int) -> tuple[list[str], bool]:
-        body = self.call("conversations.members", channel=target["channel"], limit=limit + 1)
+        body = self.call_form("conversations.members", channel=target["channel"], limit=limit + 1)
         members = [str(member) for member in body.get("members") or []]
-        return members[:limit], len(members) > limit
+        shown = members[:limit]
+        names = self.display_names(shown)
+        return [_named(names, member) for member in shown], len(members) > limit
 
     def search_channels(self, query: str, limit: int) -> list[dict]:
-        body = self.call("conversations.list", exclude_archived=True, limit=1000)
+        body = self.call_form("conversations.list", exclude_archived=True, limit=1000)
         words = query.lower().split()
         found = []
         for channel in body.get("channels") or []:
@@ -382,14 +422,18 @@ class SlackClient(_Client):
         return found[:limit]
 
     def history(self, target: dict, limit: int) -> tuple[list[dict], bool]:
-        body = self.call("conversations.history", channel=target["channel"], limit=limit)
+        body = self.call_form("conversations.history", channel=target["channel"], limit=limit)
+        found = body.get("messages") or []
+        names = self.display_names([str(m["user"]) for m in found if m.get("user")])
         messages = [
             {
-                "author": str(m.get("user") or m.get("bot_id") or "?"),
+                "author": _named(names, str(m["user"]))
+                if m.get("user")
+                else str(m.get("bot_id") or "?"),
                 "at": m.get("ts", ""),
                 "text": m.get("text", ""),
             }
-            for m in body.get("messages") or []
+            for m in found
         ]
         messages.reverse()  # Slack answers newest first; the newest goes last
         return messages, bool(body.get("has_more"))
@@ -564,7 +608,32 @@ class MattermostClient(_Client):
             or []
         )
         ids = [str(member.get("user_id")) for member in members]
-        return ids[:limit], len(ids) > limit
+        shown = ids[:limit]
+        names = self.display_names(shown)
+        return [names.get(user_id, user_id) for user_id in shown], len(ids) > limit
+
+    def display_names(self, user_ids: list[str]) -> dict[str, str]:
+        """Each user's name (``POST /users/ids``: one call for all of them): the nickname or the
+        full name, with the @username people mention; a refused lookup keeps the ids."""
+        wanted = list(dict.fromkeys(user_ids))
+        if not wanted:
+            return {}
+        try:
+            users = self.call("POST", "/users/ids", json=wanted) or []
+        except PlatformError:
+            return {}
+        names = {}
+        for user in users:
+            full = " ".join(
+                part for part in (user.get("first_name"), user.get("last_name")) if part
+            )
+            shown = user.get("nickname") or full
+            username = user.get("username")
+            if username:
+                names[str(user.get("id"))] = f"{shown} (@{username})" if shown else f"@{username}"
+            elif shown:
+                names[str(user.get("id"))] = shown
+        return names
 
     def search_channels(self, query: str, limit: int) -> list[dict]:
         found = (
@@ -584,14 +653,15 @@ class MattermostClient(_Client):
         )
         posts = body.get("posts") or {}
         order = list(body.get("order") or [])  # newest first
+        shown = [posts[pid] for pid in order[:limit] if pid in posts]
+        names = self.display_names([str(p["user_id"]) for p in shown if p.get("user_id")])
         messages = [
             {
-                "author": str(posts[pid].get("user_id", "?")),
-                "at": str(posts[pid].get("create_at", "")),
-                "text": posts[pid].get("message", ""),
+                "author": names.get(str(post.get("user_id")), str(post.get("user_id", "?"))),
+                "at": str(post.get("create_at", "")),
+                "text": post.get("message", ""),
             }
-            for pid in order[:limit]
-            if pid in posts
+            for post in shown
         ]
         messages.reverse()
         return messages, len(order) > limit

@@ -63,6 +63,9 @@ class FakePlatform:
         self.platform = platform
         self.calls: list[Call] = []
         self.answers: dict[str, object] = {}
+        # The workspace's people by id, as the platform describes them (Slack's users.info
+        # ``user``, Mattermost's user object): what the name lookups answer.
+        self.people: dict[str, dict] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         fake = self
@@ -115,6 +118,11 @@ class FakePlatform:
                 return 200, {"ok": True, "ts": f"1700000000.{n:06d}"}
             if method == "auth.test":
                 return 200, {"ok": True, "team": "Acme", "user": "helperbot"}
+            if method == "users.info":
+                person = self.people.get((call.body or {}).get("user", ""))
+                if person is None:
+                    return 200, {"ok": False, "error": "user_not_found"}
+                return 200, {"ok": True, "user": person}
             if method == "files.getUploadURLExternal":
                 # Slack's upload URL is on another host; the fake's is its own /upload/ path.
                 return 200, {
@@ -135,6 +143,8 @@ class FakePlatform:
             return 200, {"ok": True, "result": True}
         if method == "POST /posts":
             return 200, {"id": f"post{n}"}
+        if method == "POST /users/ids":
+            return 200, [self.people[i] for i in call.body or [] if i in self.people]
         if method == "POST /files":
             upload = (call.body or {}).get("files")
             name = upload.filename if isinstance(upload, Upload) else "?"
