@@ -201,3 +201,27 @@ def test_a_slack_dm_gets_the_chart_in_the_dm_without_a_thread(
         )
     (completed,) = slack.called("files.completeUploadExternal")
     assert completed.body["channel_id"] == "D042" and "thread_ts" not in completed.body
+
+
+def test_the_png_is_the_drawing_at_twice_its_size_titled_from_it():
+    import struct
+
+    from apps.capabilities.tools.chart_svg import HEIGHT, WIDTH, render_chart_svg
+    from apps.capabilities.tools.charts import Series, validate_chart
+    from apps.channels.images import ChartUnreadable, chart_filename, chart_title
+
+    chart = validate_chart(
+        title='Q3 <"net"> & more',
+        kind="bar",
+        x_values=["Jan"],
+        series=[Series(name="EUR", values=[1])],
+    )
+    svg = render_chart_svg(chart)
+    image = chart_png(svg)
+    assert image.startswith(PNG_SIGNATURE)
+    width, height = struct.unpack(">II", image[16:24])  # the IHDR chunk
+    assert (width, height) == (WIDTH * 2, HEIGHT * 2)
+    assert chart_title(svg) == 'Q3 <"net"> & more'
+    assert chart_filename(chart_title(svg)) == "Q3-net-more.png"
+    with pytest.raises(ChartUnreadable):
+        chart_png("<svg")
