@@ -18,6 +18,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from apps.channels.builder import channels_section
 from apps.mcp.builder import bind_tool_search, mcp_section, parse_mcp_post
 from apps.orgs import permissions as perms
 from apps.runs.choices import TERMINAL_STATUSES, RunStatus
@@ -115,6 +116,7 @@ def _render_builder(request, agent, *, spec: dict, errors: list[PublishError], s
             spec, errors, list(secrets_for(agent.organization).values("id", "name", "purpose"))
         ),
         **mcp_section(request.user, agent.organization, spec),
+        **channels_section(request, agent),
     }
     return render(request, "agents/builder.html", context, status=status)
 

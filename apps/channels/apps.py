@@ -21,6 +21,7 @@ class ChatChannelsConfig(AppConfig):
         # (services.enqueue_handle), and a resume in a worker asks the relay hook below.
         from apps.approvals.services import on_run_expired
         from apps.runs import exposures
+        from apps.runs.hooks import on_run_cancelled
 
         from . import assembly, services, tasks  # noqa: F401
 
@@ -28,3 +29,5 @@ class ChatChannelsConfig(AppConfig):
         exposures.register_segment_observer(assembly.observe_segment)
         # A parked run the sweep cancels has no segment to relay: its thread is told here.
         on_run_expired(services.run_expired_in_thread)
+        # Nor has one a person cancels while it waits (from the console or the API).
+        on_run_cancelled(services.run_cancelled_in_thread)

@@ -55,6 +55,20 @@ class ServerRefused(Exception):
         super().__init__(sentence)
 
 
+# Slack answers users.info one user at a time: a member list or a history names at most this
+# many people per call (the rest keep their ids), so a long list stays within Slack's rate.
+NAME_LOOKUPS_PER_CALL = 50
+
+
+def _form_value(value) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def _named(names: dict[str, str], user_id: str) -> str:
+    # The id stays beside a Slack name: it is what a mention (<@U…>) is written with.
+    return f"{names[user_id]} ({user_id})" if user_id in names else user_id
+
+
 def edit_interval(platform: str) -> float:
     overrides = getattr(settings, "CHANNEL_EDIT_INTERVAL_SECONDS", None) or {}
     return float(overrides.get(platform, EDIT_INTERVAL_SECONDS[Platform(platform)]))
@@ -285,6 +299,20 @@ class SlackClient(_Client):
             raise PlatformError(f"Slack refused {method}: {error}")
         return body
 
+    def call_form(self, method: str, **arguments) -> dict:
+        # Slack takes JSON bodies for most write methods only: its read methods
+        # (conversations.*, users.info) and files.getUploadURLExternal take form fields.
+        response, body = self._send(
+            "POST",
+            f"{self.base}/{method}",
+            data={key: _form_value(value) for key, value in arguments.items()},
+            headers={"Authorization": f"Bearer {self.token}"},
+        )
+        if not isinstance(body, dict) or not body.get("ok"):
+            error = body.get("error") if isinstance(body, dict) else f"HTTP {response.status_code}"
+            raise PlatformError(f"Slack refused {method}: {error}")
+        return body
+
     def check(self) -> str:
         body = self.call("auth.test")
         return f"Connected to Slack workspace {body.get('team', '?')} as {body.get('user', '?')}."
@@ -302,9 +330,46 @@ class SlackClient(_Client):
         # The link is only offered in a direct message, which is where the reply goes.
         self.post(inbound.target, text)
 
+    def send_image(self, target: dict, image: bytes, *, title: str, filename: str) -> str:
+        """Slack's external upload: ask for an upload URL, send the bytes there, then share the
+        file in the channel (and the thread) — three calls; returns the file id."""
+        upload = self.call_form("files.getUploadURLExternal", filename=filename, length=len(image))
+        url, file_id = upload.get("upload_url"), upload.get("file_id")
+        if not (isinstance(url, str) and file_id):
+            raise PlatformError("Slack gave no upload URL (files.getUploadURLExternal)")
+        self._check_upload_url(url)
+        # The upload URL is pre-signed: the bot's token is not sent there.
+        response, _ = self._send(
+            "POST", url, content=image, headers={"Content-Type": "application/octet-stream"}
+        )
+        if response.status_code != 200:
+            raise PlatformError(
+                f"Slack refused the upload of {filename}: HTTP {response.status_code}"
+            )
+        arguments: dict[str, Any] = {
+            "files": [{"id": file_id, "title": title}],
+            "channel_id": target["channel"],
+        }
+        if target.get("thread_ts"):
+            arguments["thread_ts"] = target["thread_ts"]
+        self.call("files.completeUploadExternal", **arguments)
+        return str(file_id)
+
+    def _check_upload_url(self, url: str) -> None:
+        # The address comes from Slack's answer; only Slack's own hosts (or the API base the
+        # tests point at) are sent a file.
+        parts, base = urlsplit(url), urlsplit(self.base)
+        host = (parts.hostname or "").lower()
+        slack_host = parts.scheme == "https" and (
+            host == "slack.com" or host.endswith(".slack.com")
+        )
+        same_as_api = (parts.scheme, parts.netloc) == (base.scheme, base.netloc)
+        if not (slack_host or same_as_api):
+            raise PlatformError(f"Slack's upload URL is not a Slack address ({host or '?'})")
+
     # channel_tools: the channel holding the thread, with the bot's token.
     def channel_info(self, target: dict) -> dict:
-        channel = self.call(
+        channel = self.call_form(
             "conversations.info", channel=target["channel"], include_num_members=True
         )
         data = channel.get("channel") or {}
@@ -315,13 +380,38 @@ class SlackClient(_Client):
             "members": data.get("num_members"),
         }
 
+    def display_names(self, user_ids: list[str]) -> dict[str, str]:
+        """Each user's name as Slack shows it (``users.info``), looked up once per id within one
+        call, at most ``NAME_LOOKUPS_PER_CALL`` of them; an id whose lookup is refused (no
+        ``users:read`` scope, a deleted user) keeps its id, and a refused scope stops the rest."""
+        names: dict[str, str] = {}
+        for user_id in list(dict.fromkeys(user_ids))[:NAME_LOOKUPS_PER_CALL]:
+            try:
+                user = self.call_form("users.info", user=user_id).get("user") or {}
+            except PlatformError as exc:
+                if "missing_scope" in exc.sentence or "not_allowed" in exc.sentence:
+                    break
+                continue
+            profile = user.get("profile") or {}
+            name = (
+                profile.get("display_name")
+                or profile.get("real_name")
+                or user.get("real_name")
+                or user.get("name")
+            )
+            if name:
+                names[user_id] = str(name)
+        return names
+
     def channel_members(self, target: dict, limit: int) -> tuple[list[str], bool]:
-        body = self.call("conversations.members", channel=target["channel"], limit=limit + 1)
+        body = self.call_form("conversations.members", channel=target["channel"], limit=limit + 1)
         members = [str(member) for member in body.get("members") or []]
-        return members[:limit], len(members) > limit
+        shown = members[:limit]
+        names = self.display_names(shown)
+        return [_named(names, member) for member in shown], len(members) > limit
 
     def search_channels(self, query: str, limit: int) -> list[dict]:
-        body = self.call("conversations.list", exclude_archived=True, limit=1000)
+        body = self.call_form("conversations.list", exclude_archived=True, limit=1000)
         words = query.lower().split()
         found = []
         for channel in body.get("channels") or []:
@@ -332,14 +422,18 @@ class SlackClient(_Client):
         return found[:limit]
 
     def history(self, target: dict, limit: int) -> tuple[list[dict], bool]:
-        body = self.call("conversations.history", channel=target["channel"], limit=limit)
+        body = self.call_form("conversations.history", channel=target["channel"], limit=limit)
+        found = body.get("messages") or []
+        names = self.display_names([str(m["user"]) for m in found if m.get("user")])
         messages = [
             {
-                "author": str(m.get("user") or m.get("bot_id") or "?"),
+                "author": _named(names, str(m["user"]))
+                if m.get("user")
+                else str(m.get("bot_id") or "?"),
                 "at": m.get("ts", ""),
                 "text": m.get("text", ""),
             }
-            for m in body.get("messages") or []
+            for m in found
         ]
         messages.reverse()  # Slack answers newest first; the newest goes last
         return messages, bool(body.get("has_more"))
@@ -354,6 +448,9 @@ class TelegramClient(_Client):
 
     def call(self, method: str, **arguments) -> Any:
         response, body = self._send("POST", f"{self.base}/bot{self.token}/{method}", json=arguments)
+        return self._result(method, response, body)
+
+    def _result(self, method: str, response, body) -> Any:
         if not isinstance(body, dict) or not body.get("ok"):
             error = body.get("description") if isinstance(body, dict) else None
             raise PlatformError(
@@ -384,6 +481,22 @@ class TelegramClient(_Client):
 
     def send_direct(self, inbound: Inbound, text: str) -> None:
         self.post(inbound.target, text)
+
+    def send_image(self, target: dict, image: bytes, *, title: str, filename: str) -> str:
+        """``sendPhoto`` (multipart: the photo is uploaded, not linked), captioned with the
+        chart's title, replying where the text replied; returns the message id."""
+        fields = {"chat_id": str(target["chat_id"]), "caption": title[:1024]}
+        if target.get("reply_to"):
+            fields["reply_to_message_id"] = str(target["reply_to"])
+        if target.get("topic"):
+            fields["message_thread_id"] = str(target["topic"])
+        response, body = self._send(
+            "POST",
+            f"{self.base}/bot{self.token}/sendPhoto",
+            data=fields,
+            files={"photo": (filename, image, "image/png")},
+        )
+        return str((self._result("sendPhoto", response, body) or {})["message_id"])
 
     def channel_info(self, target: dict) -> dict:
         chat = self.call("getChat", chat_id=target["chat_id"]) or {}
@@ -444,6 +557,28 @@ class MattermostClient(_Client):
     def edit(self, target: dict, message_id: str, text: str) -> None:
         self.call("PUT", f"/posts/{message_id}/patch", json={"message": text})
 
+    def send_image(self, target: dict, image: bytes, *, title: str, filename: str) -> str:
+        """Upload the file to the channel (``POST /files``), then post it under the thread's root
+        with its title; returns the post id."""
+        uploaded = (
+            self.call(
+                "POST",
+                "/files",
+                data={"channel_id": target["channel_id"]},
+                files={"files": (filename, image, "image/png")},
+            )
+            or {}
+        )
+        file_ids = [
+            str(info.get("id")) for info in uploaded.get("file_infos") or [] if info.get("id")
+        ]
+        if not file_ids:
+            raise PlatformError("Mattermost stored no file (POST /files)")
+        body = {"channel_id": target["channel_id"], "message": title, "file_ids": file_ids}
+        if target.get("root_id"):
+            body["root_id"] = target["root_id"]
+        return str(self.call("POST", "/posts", json=body)["id"])
+
     def send_direct(self, inbound: Inbound, text: str) -> None:
         # An outgoing webhook never fires in a direct message, so the bot opens one.
         me = self.call("GET", "/users/me") or {}
@@ -473,7 +608,32 @@ class MattermostClient(_Client):
             or []
         )
         ids = [str(member.get("user_id")) for member in members]
-        return ids[:limit], len(ids) > limit
+        shown = ids[:limit]
+        names = self.display_names(shown)
+        return [names.get(user_id, user_id) for user_id in shown], len(ids) > limit
+
+    def display_names(self, user_ids: list[str]) -> dict[str, str]:
+        """Each user's name (``POST /users/ids``: one call for all of them): the nickname or the
+        full name, with the @username people mention; a refused lookup keeps the ids."""
+        wanted = list(dict.fromkeys(user_ids))
+        if not wanted:
+            return {}
+        try:
+            users = self.call("POST", "/users/ids", json=wanted) or []
+        except PlatformError:
+            return {}
+        names = {}
+        for user in users:
+            full = " ".join(
+                part for part in (user.get("first_name"), user.get("last_name")) if part
+            )
+            shown = user.get("nickname") or full
+            username = user.get("username")
+            if username:
+                names[str(user.get("id"))] = f"{shown} (@{username})" if shown else f"@{username}"
+            elif shown:
+                names[str(user.get("id"))] = shown
+        return names
 
     def search_channels(self, query: str, limit: int) -> list[dict]:
         found = (
@@ -493,14 +653,15 @@ class MattermostClient(_Client):
         )
         posts = body.get("posts") or {}
         order = list(body.get("order") or [])  # newest first
+        shown = [posts[pid] for pid in order[:limit] if pid in posts]
+        names = self.display_names([str(p["user_id"]) for p in shown if p.get("user_id")])
         messages = [
             {
-                "author": str(posts[pid].get("user_id", "?")),
-                "at": str(posts[pid].get("create_at", "")),
-                "text": posts[pid].get("message", ""),
+                "author": names.get(str(post.get("user_id")), str(post.get("user_id", "?"))),
+                "at": str(post.get("create_at", "")),
+                "text": post.get("message", ""),
             }
-            for pid in order[:limit]
-            if pid in posts
+            for post in shown
         ]
         messages.reverse()
         return messages, len(order) > limit

@@ -10,7 +10,10 @@ frame arrives it writes the end into the thread:
 - parked on a gated tool: the answer so far, then a message naming the tool and linking to the
   approvals queue (with ``org=``) — nothing in a thread can approve it (a channel never waives);
 - parked on a question: the questions with numbered options, answered by replying in the thread;
-- cancelled, failed, budget-stopped, blocked: a sentence saying so, after the text so far.
+- cancelled, failed, budget-stopped, blocked: a sentence saying so, after the text so far;
+- every chart the segment drew (a ``tool_result`` frame carrying ``chart_svg``) follows the text
+  as an image (``images.chart_png``), before any of the sentences above; a chart the platform
+  refuses is said in words instead.
 
 The relay reads Redis and calls the platform, never the database: it runs beside the runner's
 own thread (in a test, inside the test's transaction), and the caller books the reply ids.
@@ -29,6 +32,7 @@ from django.conf import settings
 
 from apps.runs.events import stream_key
 
+from .images import ChartUnreadable, chart_filename, chart_png, chart_title
 from .platforms import PlatformError, edit_interval
 
 logger = logging.getLogger(__name__)
@@ -140,6 +144,7 @@ class Relay(threading.Thread):
         text, shown, last_edit = "", PLACEHOLDER, self._posted_at
         approvals: list[dict] = []
         questions: list[dict] = []
+        charts: list[str] = []
         finished: dict | None = None
         key = stream_key(self.run_id)
         while finished is None:
@@ -157,6 +162,8 @@ class Relay(threading.Thread):
                     approvals.append(frame)
                 elif kind == "question":
                     questions.append(frame)
+                elif kind == "tool_result" and frame.get("chart_svg"):
+                    charts.append(frame["chart_svg"])
                 elif kind == "run_finished":
                     finished = frame
             if (
@@ -169,7 +176,7 @@ class Relay(threading.Thread):
                 last_edit = time.monotonic()
             if not frames and finished is None and self._stopping.is_set():
                 break  # the segment returned without an end frame (it was never claimed)
-        self._write_end(text, finished, approvals, questions)
+        self._write_end(text, finished, approvals, questions, charts)
 
     def _edit_streaming(self, text: str) -> str:
         limit = self.client.max_chars
@@ -180,13 +187,15 @@ class Relay(threading.Thread):
             logger.info("run %s: an edit was refused: %s", self.run_id, exc.sentence)
         return shown
 
-    def _write_end(self, text, finished, approvals, questions) -> None:
+    def _write_end(self, text, finished, approvals, questions, charts) -> None:
         status = (finished or {}).get("status")
         self.result.status, self.result.text = status, text
         parts = chunks(text, self.client.max_chars) if text else []
         ending = ending_sentence(status or "", (finished or {}).get("error", ""))
         if not parts:
-            if status == "completed":
+            if charts:
+                parts = ["(The chart follows.)" if len(charts) == 1 else "(The charts follow.)"]
+            elif status == "completed":
                 parts = ["(The agent gave no answer.)"]
             elif ending and not approvals and not questions:
                 parts, ending = [ending], None
@@ -198,6 +207,8 @@ class Relay(threading.Thread):
         self.client.edit(self.target, self.result.reply_ids[0], first)
         for part in rest:
             self.result.reply_ids.append(self.client.post(self.target, part))
+        for svg in charts:
+            self._send_chart(svg)
         if ending:
             self.result.reply_ids.append(self.client.post(self.target, ending))
         if approvals:
@@ -205,3 +216,18 @@ class Relay(threading.Thread):
             self.result.reply_ids.append(self.client.post(self.target, message))
         if questions:
             self.result.reply_ids.append(self.client.post(self.target, question_text(questions)))
+
+    def _send_chart(self, svg: str) -> None:
+        title = chart_title(svg)
+        try:
+            image = chart_png(svg)
+            sent = self.client.send_image(
+                self.target, image, title=title, filename=chart_filename(title)
+            )
+        except (ChartUnreadable, PlatformError) as exc:
+            # The answer's text already went out: the chart's absence is said, not left silent.
+            logger.info("run %s: a chart was not sent: %s", self.run_id, exc.sentence)
+            sent = self.client.post(
+                self.target, f"The chart “{title}” could not be sent here: {exc.sentence}."
+            )
+        self.result.reply_ids.append(sent)

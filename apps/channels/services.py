@@ -39,6 +39,7 @@ from .bots import BotUnavailable, client_of, verification_secret
 from .choices import SANDBOX_SCOPES, MessageOutcome, Platform, UnlinkedSenders
 from .models import AccountLink, Binding, ChannelMessage, ChatThread, LinkRequest
 from .platforms import Inbound, PlatformError, ServerRefused, check_server_url
+from .relay import ENDINGS
 
 logger = logging.getLogger(__name__)
 
@@ -581,6 +582,8 @@ def message_drive(message: ChannelMessage) -> str | None:
 
 
 ANNOUNCE_TASK = "apps.channels.tasks.announce_in_thread"
+# The same sentence the relay ends a cancelled running segment with.
+CANCELLED_SENTENCE = ENDINGS["cancelled"]
 
 
 def run_expired_in_thread(*, run_id, waiting_for, sentence, after_hours, now) -> None:
@@ -591,6 +594,17 @@ def run_expired_in_thread(*, run_id, waiting_for, sentence, after_hours, now) ->
         return
     message_id = message.pk
     transaction.on_commit(lambda: current_app.tasks[ANNOUNCE_TASK].delay(message_id, sentence))
+
+
+def run_cancelled_in_thread(*, run_id) -> None:
+    """The runs app's cancel hook (``apps.runs.hooks.on_run_cancelled``), after the cancel
+    committed: a channel's run the cancel itself ended — parked on an approval or a question,
+    or never started — has no segment whose relay would say so, so its thread is told here. A
+    running run is not announced twice: its worker ends it and its relay writes the end."""
+    message = ChannelMessage.objects.filter(run_id=run_id).order_by("created_at", "pk").first()
+    if message is None:
+        return  # not a channel's run
+    current_app.tasks[ANNOUNCE_TASK].delay(message.pk, CANCELLED_SENTENCE)
 
 
 def thread_announce(message_id: int, text: str) -> None:

@@ -1,5 +1,6 @@
 """Routes of chat channels (namespace "chat_channels"): the platforms' inbound webhooks, the
-private link page, and the console's "Where this agent is available" tab of an agent."""
+private link page, and the writes of the Builder's "Where this agent is available" section (the
+section's old address, ``agents/<id>/channels/``, leads to it)."""
 
 from django.urls import path
 

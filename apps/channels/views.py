@@ -1,5 +1,5 @@
-"""The chat platforms' inbound webhooks, the private link page, and the console's "Where this
-agent is available" tab.
+"""The chat platforms' inbound webhooks, the private link page, and the writes of the Builder's
+"Where this agent is available" section (drawn by ``builder.channels_section``).
 
 Inbound, in this order: size, the binding the path names, the platform's proof (a bad, stale or
 missing one is a 403 and nothing is written), then parse, deduplicate and hand the message to a
@@ -12,23 +12,22 @@ from __future__ import annotations
 import json
 import logging
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from apps.agents.selectors import agent_for, can
+from apps.agents.selectors import agent_for
 from apps.audit.impersonation import refuse_while_impersonating
-from apps.vault.models import SecretPurpose
-from apps.vault.selectors import secrets_for
 
 from . import selectors, services, verification
 from .bots import server_host, verification_secret
+from .builder import TEST_RESULT_SESSION_KEY
 from .choices import Platform, UnlinkedSenders
 from .platforms import parse_mattermost, parse_slack, parse_telegram
 
@@ -145,7 +144,7 @@ def link_page(request, token: str):
     return render(request, "channels/link_confirm.html", {"link_request": link_request})
 
 
-# --- the console: "Where this agent is available" ------------------------------------------
+# --- the console: the Builder's "Where this agent is available" section ----------------------
 
 
 def _agent(request, agent_id):
@@ -157,24 +156,14 @@ def _agent(request, agent_id):
     return agent
 
 
+def _to_section(agent, anchor: str = "channels"):
+    return redirect(reverse("agents:builder", args=[agent.pk]) + f"#{anchor}")
+
+
 @login_required
 def binding_list(request, agent_id):
-    agent = _agent(request, agent_id)
-    bindings = selectors.bindings_visible_to(request.user, request.organization).filter(agent=agent)
-    return render(
-        request,
-        "channels/binding_list.html",
-        {
-            "agent": agent,
-            "rows": [{"binding": b, "webhook_url": services.webhook_url(b)} for b in bindings],
-            "can_bind": can(request.user, agent, "publish"),
-            "platforms": Platform.choices,
-            "unlinked_choices": UnlinkedSenders.choices,
-            "secrets": secrets_for(request.organization).filter(purpose=SecretPurpose.CHANNEL),
-            "test_result": request.session.pop("channel_test_result", None),
-            "default_limit": settings.CHANNEL_SENDER_MESSAGES_PER_MINUTE,
-        },
-    )
+    """The section lives in the Builder now; the old address of its tab leads there."""
+    return _to_section(_agent(request, agent_id))
 
 
 def _optional_int(raw):
@@ -216,7 +205,8 @@ def binding_new(request, agent_id):
         messages.success(
             request, f"{binding.name} is bound. Point the platform at its webhook URL."
         )
-    return redirect("chat_channels:list", agent_id=agent.pk)
+        return _to_section(agent, f"binding-{binding.pk}")
+    return _to_section(agent, "new-binding")
 
 
 @login_required
@@ -234,7 +224,7 @@ def binding_action(request, agent_id, binding_id, verb):
         elif verb in ("test", "register-webhook"):
             ask = services.binding_test if verb == "test" else services.binding_register_webhook
             worked, said = ask(actor=request.user, binding=binding)
-            request.session["channel_test_result"] = {
+            request.session[TEST_RESULT_SESSION_KEY] = {
                 "binding_id": binding.pk,
                 "ok": worked,
                 "text": said,
@@ -243,4 +233,4 @@ def binding_action(request, agent_id, binding_id, verb):
             raise Http404("No such action.")
     except PermissionDenied as exc:
         messages.error(request, str(exc))
-    return redirect("chat_channels:list", agent_id=agent.pk)
+    return _to_section(agent, f"binding-{binding.pk}")

@@ -1659,12 +1659,12 @@ async def outlive(runtime: DelegationRuntime, *, host, run_id: int, send) -> Non
             await asyncio.wait(live, return_when=asyncio.FIRST_COMPLETED)
             await asyncio.sleep(0)  # each finished task's own callback has booked its record
             if runtime.records or runtime.late:
-                send(*await host.blocking(book_late, run_id, runtime))
+                send(*await host.ending(book_late, run_id, runtime))
     finally:
         for followed in [run_id, *rows]:
             await host.unfollow(followed)
     if runtime.records or runtime.late:
-        send(*await host.blocking(book_late, run_id, runtime))
+        send(*await host.ending(book_late, run_id, runtime))
     await host.blocking(_release_late, run_id)
 
 

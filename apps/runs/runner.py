@@ -950,9 +950,7 @@ async def execute_run_async(
     # Booked whatever happened, even when the run's own task is being cancelled (a worker
     # shutting down): the booking runs to its end before the cancellation goes on.
     booked = asyncio.ensure_future(
-        host.blocking(
-            _book_end, run_id, outcome, booking, prepared, deferred, state.messages, resume
-        )
+        host.ending(_book_end, run_id, outcome, booking, prepared, deferred, state.messages, resume)
     )
     try:
         finished, parked_frames = await asyncio.shield(booked)

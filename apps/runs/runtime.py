@@ -13,7 +13,9 @@ The database stays bounded however many runs the loop holds:
   the loop, never blocking it;
 - a run's ORM work (claim, ``prepare()``, the final booking) runs on a small thread pool of
   ``BLOCKING_THREADS`` threads, each borrowing from Django's own pool
-  (``AGENTICOS_DB_POOL_SIZE``) and giving its connection back after each call.
+  (``AGENTICOS_DB_POOL_SIZE``) and giving its connection back after each call. The pool has two
+  lanes: a run's end (``host.ending``) goes ahead of every waiting claim and assembly, so a
+  cancel or an answer is booked at once even while a burst of new runs is being assembled.
 
 One watcher per host looks for cancel requests of every run it holds in one statement every
 ``CANCEL_POLL_SECONDS`` and renews their leases in one statement every ``lease_renew_seconds()``,
@@ -28,10 +30,12 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import itertools
 import logging
+import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
@@ -58,6 +62,60 @@ def lease_renew_seconds() -> float:
 
 # Threads for a run's blocking ORM work in a worker: few, since each holds a connection while busy.
 BLOCKING_THREADS = 4
+# The loop's default executor (``asyncio.to_thread``, DNS lookups): Redis round trips, chart
+# drawing, embeddings, a platform's HTTP API — work that never touches the database, so it
+# neither queues behind the runs' ORM work nor holds connections of its own.
+IO_THREADS = 8
+
+
+# The blocking pool's lanes, lowest first out.
+ENDING_LANE, WORK_LANE, STOP_LANE = 0, 1, 2
+
+
+class LanedExecutor(Executor):
+    """A fixed pool of threads taking work from a priority queue: what is submitted on the
+    ending lane runs before any work still waiting on the ordinary lane (in order within a lane).
+    The threads live as long as the process (they are daemons) unless ``shutdown`` is called."""
+
+    def __init__(self, max_workers: int, thread_name_prefix: str) -> None:
+        self._queue: queue.PriorityQueue = queue.PriorityQueue()
+        self._order = itertools.count()
+        self._threads = [
+            threading.Thread(target=self._work, name=f"{thread_name_prefix}_{n}", daemon=True)
+            for n in range(max_workers)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        return self.submit_on(WORK_LANE, fn, *args, **kwargs)
+
+    def submit_on(self, lane: int, fn, /, *args, **kwargs) -> Future:
+        future: Future = Future()
+        # The counter breaks ties, so two items never compare their futures.
+        self._queue.put((lane, next(self._order), future, fn, args, kwargs))
+        return future
+
+    def _work(self) -> None:
+        while True:
+            _, _, future, fn, args, kwargs = self._queue.get()
+            if future is None:
+                return
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as exc:  # handed to whoever awaits the future
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        for _ in self._threads:
+            self._queue.put((STOP_LANE, next(self._order), None, None, (), {}))
+        if wait:
+            for thread in self._threads:
+                thread.join()
 
 
 class RunHost:
@@ -73,6 +131,11 @@ class RunHost:
 
     async def blocking(self, fn: Callable[..., T], *args, **kwargs) -> T:
         raise NotImplementedError
+
+    async def ending(self, fn: Callable[..., T], *args, **kwargs) -> T:
+        """``blocking`` for the work that ends a run (its booking): ahead of claims and
+        assemblies where the host has a queue. Inline there is none."""
+        return await self.blocking(fn, *args, **kwargs)
 
     # -- the watcher ----------------------------------------------------------------------------
 
@@ -142,10 +205,10 @@ class WorkerHost(RunHost):
     def __init__(self, *, db_pool_size: int, blocking_threads: int = BLOCKING_THREADS) -> None:
         super().__init__()
         self.loop = asyncio.new_event_loop()
-        self._executor = ThreadPoolExecutor(
-            max_workers=blocking_threads, thread_name_prefix="run-orm"
+        self._executor = LanedExecutor(max_workers=blocking_threads, thread_name_prefix="run-orm")
+        self.loop.set_default_executor(
+            ThreadPoolExecutor(max_workers=IO_THREADS, thread_name_prefix="run-io")
         )
-        self.loop.set_default_executor(self._executor)
         self._thread = threading.Thread(target=self.loop.run_forever, name="run-loop", daemon=True)
         self._thread.start()
         self.db = asyncio.run_coroutine_threadsafe(
@@ -159,6 +222,12 @@ class WorkerHost(RunHost):
         return pool
 
     async def blocking(self, fn: Callable[..., T], *args, **kwargs) -> T:
+        return await self._on_lane(WORK_LANE, fn, *args, **kwargs)
+
+    async def ending(self, fn: Callable[..., T], *args, **kwargs) -> T:
+        return await self._on_lane(ENDING_LANE, fn, *args, **kwargs)
+
+    async def _on_lane(self, lane: int, fn: Callable[..., T], *args, **kwargs) -> T:
         context = contextvars.copy_context()
 
         def call() -> T:
@@ -168,7 +237,7 @@ class WorkerHost(RunHost):
                 # Back to Django's pool after each call: these threads serve every run of the loop.
                 close_old_connections()
 
-        return await self.loop.run_in_executor(self._executor, context.run, call)
+        return await asyncio.wrap_future(self._executor.submit_on(lane, context.run, call))
 
     def run(self, coroutine) -> Any:
         """Run ``coroutine`` on the loop and wait for it (from a Celery pool thread)."""

@@ -25,7 +25,7 @@ from apps.orgs.permissions import AGENTS_RUN, RUNS_VIEW, SETTINGS_MANAGE, has_or
 from apps.spend.models import Ledger
 from apps.spend.services import budget_counters_reconcile, month_of
 
-from . import delegation, queue, states
+from . import delegation, hooks, queue, states
 from .choices import (
     LIVE_STATUSES,
     PARKED_STATUSES,
@@ -261,6 +261,9 @@ def run_cancel(*, actor, run: Run) -> Run:
         details={"run_id": run.pk},
     )
     run.refresh_from_db()
+    if run.status == RunStatus.CANCELLED and run.ended_at == now:
+        # Ended here (queued, parked, or its worker gone): no segment runs to say so.
+        hooks.run_cancelled(run.pk)
     return run
 
 

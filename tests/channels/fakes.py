@@ -8,15 +8,51 @@ import itertools
 import json
 import threading
 from dataclasses import dataclass
+from email import policy
+from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qsl
 
 
 @dataclass
 class Call:
     method: str
     path: str
+    # JSON as parsed; a form as a dict of str; a multipart form as a dict of its fields, each
+    # file an Upload; any other body (an upload of raw bytes) as bytes.
     body: object
     authorization: str
+
+
+@dataclass
+class Upload:
+    filename: str
+    content_type: str
+    data: bytes
+
+
+def parse_body(content_type: str, raw: bytes) -> object:
+    if not raw:
+        return None
+    kind = content_type.split(";")[0].strip().lower()
+    if kind == "application/json":
+        return json.loads(raw)
+    if kind == "application/x-www-form-urlencoded":
+        return dict(parse_qsl(raw.decode()))
+    if kind == "multipart/form-data":
+        message = BytesParser(policy=policy.default).parsebytes(
+            f"Content-Type: {content_type}\r\n\r\n".encode() + raw
+        )
+        fields: dict[str, object] = {}
+        for part in message.iter_parts():
+            name = part.get_param("name", header="content-disposition")
+            data = part.get_payload(decode=True)
+            if part.get_filename():
+                fields[name] = Upload(part.get_filename(), part.get_content_type(), data)
+            else:
+                fields[name] = data.decode()
+        return fields
+    return raw
 
 
 class FakePlatform:
@@ -27,6 +63,9 @@ class FakePlatform:
         self.platform = platform
         self.calls: list[Call] = []
         self.answers: dict[str, object] = {}
+        # The workspace's people by id, as the platform describes them (Slack's users.info
+        # ``user``, Mattermost's user object): what the name lookups answer.
+        self.people: dict[str, dict] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         fake = self
@@ -35,10 +74,7 @@ class FakePlatform:
             def _serve(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
-                try:
-                    body = json.loads(raw) if raw else None
-                except ValueError:
-                    body = raw.decode()
+                body = parse_body(self.headers.get("Content-Type", ""), raw)
                 call = Call(self.command, self.path, body, self.headers.get("Authorization", ""))
                 with fake._lock:
                     fake.calls.append(call)
@@ -82,15 +118,37 @@ class FakePlatform:
                 return 200, {"ok": True, "ts": f"1700000000.{n:06d}"}
             if method == "auth.test":
                 return 200, {"ok": True, "team": "Acme", "user": "helperbot"}
+            if method == "users.info":
+                person = self.people.get((call.body or {}).get("user", ""))
+                if person is None:
+                    return 200, {"ok": False, "error": "user_not_found"}
+                return 200, {"ok": True, "user": person}
+            if method == "files.getUploadURLExternal":
+                # Slack's upload URL is on another host; the fake's is its own /upload/ path.
+                return 200, {
+                    "ok": True,
+                    "upload_url": f"{self.url}/upload/v1/F{n}",
+                    "file_id": f"F{n}",
+                }
+            if method.startswith("upload/"):
+                return 200, f"OK - {len(call.body or b'')}"
             return 200, {"ok": True}
         if self.platform == "telegram":
             if method == "sendMessage":
                 return 200, {"ok": True, "result": {"message_id": 1000 + n}}
+            if method == "sendPhoto":
+                return 200, {"ok": True, "result": {"message_id": 1000 + n, "photo": [{}]}}
             if method == "getMe":
                 return 200, {"ok": True, "result": {"username": "helper_bot"}}
             return 200, {"ok": True, "result": True}
         if method == "POST /posts":
             return 200, {"id": f"post{n}"}
+        if method == "POST /users/ids":
+            return 200, [self.people[i] for i in call.body or [] if i in self.people]
+        if method == "POST /files":
+            upload = (call.body or {}).get("files")
+            name = upload.filename if isinstance(upload, Upload) else "?"
+            return 201, {"file_infos": [{"id": f"file{n}", "name": name}], "client_ids": []}
         if method == "GET /users/me":
             return 200, {"id": "botuser", "username": "helper"}
         if method == "POST /channels/direct":

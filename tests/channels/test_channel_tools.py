@@ -220,3 +220,123 @@ def test_no_tool_lets_the_model_name_a_channel_and_send_channel_file_is_not_offe
     for tool in tools.values():
         properties = tool.function_schema.json_schema.get("properties", {})
         assert not {"channel", "channel_id", "chat_id"} & set(properties)
+
+
+@pytest.mark.django_db
+def test_slack_members_and_authors_are_named_looked_up_once_each_per_call(
+    org, builder, agent, fake, eager_celery, django_capture_on_commit_callbacks
+):
+    slack = fake("slack")
+    slack.people.update(
+        {
+            "U1": {"id": "U1", "name": "ada", "profile": {"display_name": "Ada"}},
+            "U2": {"id": "U2", "name": "grace", "real_name": "Grace Hopper", "profile": {}},
+        }
+    )
+    slack.answers.update(
+        {
+            "conversations.members": {"ok": True, "members": ["U1", "U2", "U9"]},
+            "conversations.history": {
+                "ok": True,
+                "messages": [
+                    {"user": "U1", "ts": "3", "text": "third"},
+                    {"bot_id": "B7", "ts": "2", "text": "from a bot"},
+                    {"user": "U1", "ts": "1", "text": "first"},
+                ],
+            },
+        }
+    )
+    binding = make_binding(
+        org,
+        builder,
+        agent,
+        "slack",
+        channel_tools={"tools": ["list_channel_members", "read_channel_history"]},
+    )
+    text = "<@U0BOT> /call list_channel_members {}\n/call read_channel_history {}"
+    run = ask(lambda: post_slack(binding, slack_event(text)), django_capture_on_commit_callbacks)
+    members, history = returns_of(run)
+    assert "- Ada (U1)" in members and "- Grace Hopper (U2)" in members
+    # Nobody Slack knows keeps the id.
+    assert "- U9" in members
+    assert "[1] Ada (U1): first" in history and "[2] B7: from a bot" in history
+    # One users.info per distinct person per call: three for the members, one for the history
+    # (the two tool calls run side by side, so their lookups interleave).
+    looked_up = sorted(call.body["user"] for call in slack.called("users.info"))
+    assert looked_up == ["U1", "U1", "U2", "U9"]
+    # Slack's read methods are sent form fields (they take no JSON), with the bot's token.
+    members_call = slack.called("conversations.members")[0]
+    assert members_call.body == {"channel": "C0815", "limit": "21"}
+    assert all(call.authorization == "Bearer slack-bot-token" for call in slack.calls)
+
+
+@pytest.mark.django_db
+def test_without_the_users_read_scope_slack_members_stay_ids_after_one_refusal(
+    org, builder, agent, fake, eager_celery, django_capture_on_commit_callbacks
+):
+    slack = fake("slack")
+    slack.answers.update(
+        {
+            "conversations.members": {"ok": True, "members": ["U1", "U2", "U3"]},
+            "users.info": {"ok": False, "error": "missing_scope"},
+        }
+    )
+    binding = make_binding(
+        org, builder, agent, "slack", channel_tools={"tools": ["list_channel_members"]}
+    )
+    run = ask(
+        lambda: post_slack(binding, slack_event("<@U0BOT> /call list_channel_members {}")),
+        django_capture_on_commit_callbacks,
+    )
+    (members,) = returns_of(run)
+    assert run.status == "completed"
+    assert "- U1" in members and "- U2" in members and "- U3" in members
+    assert len(slack.called("users.info")) == 1
+
+
+@pytest.mark.django_db
+def test_mattermost_members_and_authors_are_named_in_one_lookup_per_call(
+    org, builder, agent, fake, eager_celery, django_capture_on_commit_callbacks
+):
+    mattermost = fake("mattermost")
+    mattermost.people.update(
+        {
+            "u1": {"id": "u1", "username": "ada", "first_name": "Ada", "last_name": "Lovelace"},
+            "u2": {"id": "u2", "username": "grace", "nickname": "Amazing Grace"},
+            "u3": {"id": "u3", "username": "linus"},
+        }
+    )
+    mattermost.answers.update(
+        {
+            "GET /channels/chan1/members": [
+                {"user_id": "u1"},
+                {"user_id": "u2"},
+                {"user_id": "u3"},
+                {"user_id": "u9"},
+            ],
+            "GET /channels/chan1/posts": {
+                "order": ["p2", "p1"],
+                "posts": {
+                    "p2": {"user_id": "u2", "create_at": 2, "message": "later"},
+                    "p1": {"user_id": "u1", "create_at": 1, "message": "earlier"},
+                },
+            },
+        }
+    )
+    binding = make_binding(
+        org,
+        builder,
+        agent,
+        "mattermost",
+        server_url=mattermost.url,
+        channel_tools={"tools": ["list_channel_members", "read_channel_history"]},
+    )
+    payload = mattermost_post("/call list_channel_members {}\n/call read_channel_history {}")
+    run = ask(lambda: post_mattermost(binding, payload), django_capture_on_commit_callbacks)
+    members, history = returns_of(run)
+    assert "- Ada Lovelace (@ada)" in members and "- Amazing Grace (@grace)" in members
+    assert "- @linus" in members and "- u9" in members
+    assert "[1] Ada Lovelace (@ada): earlier" in history
+    assert "[2] Amazing Grace (@grace): later" in history
+    lookups = sorted(call.body for call in mattermost.called("POST /users/ids"))
+    assert lookups == [["u1", "u2", "u3", "u9"], ["u2", "u1"]]

@@ -1,5 +1,6 @@
-"""The Builder's "Where this agent is available" in headless Chromium: add a Slack binding, see
-its webhook URL, test its credentials against a fake Slack, disable it; its runs in Activity."""
+"""The Builder's "Where this agent is available" section in headless Chromium: add a Slack binding
+from the Builder page, see its webhook URL, test its credentials against a fake Slack, disable it
+— each back on the Builder — with no axe violation in the section; its runs in Activity."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from playwright.sync_api import expect
 
 from apps.channels.models import Binding
 from apps.runs.services import run_create
+from tests.console.test_design_browser import _violations
 from tests.factories import DEFAULT_PASSWORD
 
 from .conftest import channel_secret
@@ -27,9 +29,12 @@ def test_add_a_binding_test_it_and_disable_it(
     page.fill("input[name=username]", builder.email)
     page.fill("input[name=password]", DEFAULT_PASSWORD)
     page.click("button[type=submit]")
-    page.goto(f"{live_server.url}/agents/{agent.pk}/")
-    page.get_by_role("link", name="Where this agent is available").click()
-    expect(page.locator("#no-bindings")).to_be_visible()
+    builder_url = f"{live_server.url}/agents/{agent.pk}/"
+    page.goto(builder_url)
+    section = page.get_by_role("region", name="Where this agent is available")
+    expect(section.locator("#no-bindings")).to_be_visible()
+    # With nothing bound yet, the form is open on the Builder page itself.
+    expect(section.locator("#new-binding")).to_have_attribute("open", "")
 
     page.select_option("#binding-platform", "slack")
     page.fill("#binding-name", "Acme workspace")
@@ -40,6 +45,9 @@ def test_add_a_binding_test_it_and_disable_it(
     page.get_by_role("button", name="Add binding").click()
 
     binding = Binding.objects.get()
+    # Back on the Builder, at the new binding.
+    expect(page).to_have_url(f"{builder_url}#binding-{binding.pk}")
+    expect(page.locator("#builder-form")).to_be_visible()
     panel = page.locator(f"#binding-{binding.pk}")
     expect(panel.locator(".webhook-url")).to_have_text(
         f"{live_server.url}/channels/slack/{binding.pk}/events/"
@@ -53,6 +61,10 @@ def test_add_a_binding_test_it_and_disable_it(
         "Connected to Slack workspace Acme as helperbot."
     )
     assert slack.called("auth.test")[0].authorization == "Bearer xoxb-live"
+    expect(page).to_have_url(f"{builder_url}#binding-{binding.pk}")
+    # The form folds away once something is bound; the section passes axe with a binding in it.
+    expect(page.locator("#new-binding")).not_to_have_attribute("open", "")
+    assert _violations(page) == []
 
     page.locator(f"#binding-{binding.pk}").get_by_role("button", name="Disable").click()
     expect(page.locator(f"#binding-{binding.pk} .badge.muted")).to_have_text("disabled")

@@ -58,7 +58,10 @@ class FakeOpenAI:
                 )
                 server.requests.append(body)
                 server.headers.append(dict(self.headers))
-                server.handle(self, body)
+                try:
+                    server.handle(self, body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client hung up mid-answer: a cancelled run, a timeout
 
         self.httpd = _Server(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
