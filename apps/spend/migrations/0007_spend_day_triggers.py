@@ -29,24 +29,41 @@ def _log(moments_sql: str) -> str:
     """
 
 
-def _run_days(changed: str) -> str:
-    """The days a change to the runs ``changed`` selects can move: each row's own day, its
-    ancestors' (a top-level row's own spend discounts its tree) and its descendants' (a delegated
-    row's crossing mark reads its root's start) — delegation nests at most three levels."""
-    day = lambda t: STARTED.format(t=t)  # noqa: E731 (the moment; _log takes its day and hour)
+def _run_days(changed: str, *, descendants: bool = True) -> str:
+    """The plpgsql that logs the days a change to the runs ``changed`` selects can move: each
+    row's own day, its ancestors' (a top-level row's own spend discounts its tree) and its
+    descendants' (a delegated row's crossing mark reads its root's start) — delegation nests at
+    most three levels. Walked one level at a time by primary key or parent (``= ANY(array)``),
+    never as one multi-way join: a join of the transition table to runs_run three deep is planned
+    from the table's statistics, and on a table bulk-filled before it was analyzed that plan was
+    a nested loop over every run per level (minutes for a few hundred rows)."""
+    moment = "COALESCE(started_at, created_at)"
+    walk_down = (
+        """
+    v_level := ARRAY(SELECT id FROM runs_run WHERE parent_run_id = ANY(v_ids));
+    v_related := v_related || v_level;
+    v_level := ARRAY(SELECT id FROM runs_run WHERE parent_run_id = ANY(v_level));
+    v_related := v_related || v_level;
+    v_level := ARRAY(SELECT id FROM runs_run WHERE parent_run_id = ANY(v_level));
+    v_related := v_related || v_level;"""
+        if descendants
+        else ""
+    )
     return f"""
-    WITH c AS ({changed})
-    SELECT c.organization_id, {day("c")} FROM c
-    UNION ALL SELECT a.organization_id, {day("a")} FROM c JOIN runs_run a ON a.id = c.parent_run_id
-    UNION ALL SELECT a.organization_id, {day("a")} FROM c JOIN runs_run p ON p.id = c.parent_run_id
-        JOIN runs_run a ON a.id = p.parent_run_id
-    UNION ALL SELECT a.organization_id, {day("a")} FROM c JOIN runs_run p ON p.id = c.parent_run_id
-        JOIN runs_run q ON q.id = p.parent_run_id JOIN runs_run a ON a.id = q.parent_run_id
-    UNION ALL SELECT k.organization_id, {day("k")} FROM c JOIN runs_run k ON k.parent_run_id = c.id
-    UNION ALL SELECT g.organization_id, {day("g")} FROM c JOIN runs_run k ON k.parent_run_id = c.id
-        JOIN runs_run g ON g.parent_run_id = k.id
-    UNION ALL SELECT h.organization_id, {day("h")} FROM c JOIN runs_run k ON k.parent_run_id = c.id
-        JOIN runs_run g ON g.parent_run_id = k.id JOIN runs_run h ON h.parent_run_id = g.id
+    {_log(f"SELECT organization_id, {moment} FROM ({changed}) AS c")}
+    v_ids := ARRAY(SELECT id FROM ({changed}) AS c);
+    v_level := ARRAY(SELECT DISTINCT parent_run_id FROM ({changed}) AS c
+        WHERE parent_run_id IS NOT NULL);
+    v_related := v_level;
+    v_level := ARRAY(SELECT DISTINCT parent_run_id FROM runs_run
+        WHERE id = ANY(v_level) AND parent_run_id IS NOT NULL);
+    v_related := v_related || v_level;
+    v_level := ARRAY(SELECT DISTINCT parent_run_id FROM runs_run
+        WHERE id = ANY(v_level) AND parent_run_id IS NOT NULL);
+    v_related := v_related || v_level;{walk_down}
+    IF cardinality(v_related) > 0 THEN
+        {_log(f"SELECT organization_id, {moment} FROM runs_run WHERE id = ANY(v_related)")}
+    END IF;
     """
 
 
@@ -73,23 +90,30 @@ def _changed_rows(columns: list[str]) -> str:
 
 
 def _through_runs(rows: str) -> str:
-    """The runs the ledger (or rating) rows ``rows`` belong to."""
+    """The runs the ledger (or rating) rows ``rows`` belong to, looked up by primary key."""
     return (
-        "SELECT r.id, r.organization_id, r.parent_run_id, r.started_at, r.created_at "
-        f"FROM ({rows}) AS x JOIN runs_run r ON r.id = x.run_id"
+        "SELECT id, organization_id, parent_run_id, started_at, created_at FROM runs_run "
+        f"WHERE id = ANY(ARRAY(SELECT run_id FROM ({rows}) AS x))"
     )
 
 
 def _entry_days(rows: str) -> str:
-    return f"SELECT e.organization_id, e.created_at FROM ({rows}) AS e"
+    return _log(f"SELECT e.organization_id, e.created_at FROM ({rows}) AS e")
 
 
-# table -> (the days a set of rows ``{rows}`` moves, the columns an UPDATE must change to count)
+# table -> (the plpgsql logging the days a set of rows ``{rows}`` moves, the columns an UPDATE
+# must change to count)
 TABLES = {
-    "runs_run": (lambda rows: _run_days(f"SELECT id, organization_id, parent_run_id, started_at, created_at FROM ({rows}) AS r"), RUN_COLUMNS),
-    "spend_ledger": (lambda rows: _run_days(_through_runs(rows)), LEDGER_COLUMNS),
+    "runs_run": (lambda rows: _run_days(f"SELECT * FROM ({rows}) AS r"), RUN_COLUMNS),
+    "spend_ledger": (
+        lambda rows: _run_days(_through_runs(rows), descendants=False),
+        LEDGER_COLUMNS,
+    ),
     "spend_ledgerentry": (_entry_days, ENTRY_COLUMNS),
-    "message_ratings": (lambda rows: _run_days(_through_runs(rows)), RATING_COLUMNS),
+    "message_ratings": (
+        lambda rows: _run_days(_through_runs(rows), descendants=False),
+        RATING_COLUMNS,
+    ),
 }
 
 
@@ -103,8 +127,9 @@ def _forward() -> list:
         ):
             name = f"spend_day_{table}_{op}"
             statements.append(
-                f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-                f"{_log(days(rows))} RETURN NULL; END $$"
+                f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$ "
+                "DECLARE v_ids bigint[]; v_level bigint[]; v_related bigint[]; "
+                f"BEGIN {days(rows)} RETURN NULL; END $$"
             )
             statements.append(
                 f"CREATE TRIGGER {name} AFTER {op.upper()} ON {table} REFERENCING {referencing} "
