@@ -40,11 +40,11 @@ def _run_days(changed: str, *, descendants: bool = True) -> str:
     moment = "COALESCE(started_at, created_at)"
     walk_down = (
         """
-    v_level := ARRAY(SELECT id FROM runs_run WHERE parent_run_id = ANY(v_ids));
+    v_level := ARRAY(SELECT id FROM runs_run WHERE parent_run_id IN (SELECT unnest(v_ids)));
     v_related := v_related || v_level;
-    v_level := ARRAY(SELECT id FROM runs_run WHERE parent_run_id = ANY(v_level));
+    v_level := ARRAY(SELECT id FROM runs_run WHERE parent_run_id IN (SELECT unnest(v_level)));
     v_related := v_related || v_level;
-    v_level := ARRAY(SELECT id FROM runs_run WHERE parent_run_id = ANY(v_level));
+    v_level := ARRAY(SELECT id FROM runs_run WHERE parent_run_id IN (SELECT unnest(v_level)));
     v_related := v_related || v_level;"""
         if descendants
         else ""
@@ -56,13 +56,13 @@ def _run_days(changed: str, *, descendants: bool = True) -> str:
         WHERE parent_run_id IS NOT NULL);
     v_related := v_level;
     v_level := ARRAY(SELECT DISTINCT parent_run_id FROM runs_run
-        WHERE id = ANY(v_level) AND parent_run_id IS NOT NULL);
+        WHERE id IN (SELECT unnest(v_level)) AND parent_run_id IS NOT NULL);
     v_related := v_related || v_level;
     v_level := ARRAY(SELECT DISTINCT parent_run_id FROM runs_run
-        WHERE id = ANY(v_level) AND parent_run_id IS NOT NULL);
+        WHERE id IN (SELECT unnest(v_level)) AND parent_run_id IS NOT NULL);
     v_related := v_related || v_level;{walk_down}
     IF cardinality(v_related) > 0 THEN
-        {_log(f"SELECT organization_id, {moment} FROM runs_run WHERE id = ANY(v_related)")}
+        {_log(f"SELECT organization_id, {moment} FROM runs_run WHERE id IN (SELECT unnest(v_related))")}
     END IF;
     """
 
@@ -93,7 +93,7 @@ def _through_runs(rows: str) -> str:
     """The runs the ledger (or rating) rows ``rows`` belong to, looked up by primary key."""
     return (
         "SELECT id, organization_id, parent_run_id, started_at, created_at FROM runs_run "
-        f"WHERE id = ANY(ARRAY(SELECT run_id FROM ({rows}) AS x))"
+        f"WHERE id IN (SELECT run_id FROM ({rows}) AS x)"
     )
 
 
