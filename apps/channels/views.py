@@ -156,8 +156,8 @@ def _agent(request, agent_id):
     return agent
 
 
-def _to_section(agent, anchor: str = "channels"):
-    return redirect(reverse("agents:builder", args=[agent.pk]) + f"#{anchor}")
+def _to_section(agent, anchor: str = "channels", *, query: str = ""):
+    return redirect(reverse("agents:builder", args=[agent.pk]) + query + f"#{anchor}")
 
 
 @login_required
@@ -206,7 +206,8 @@ def binding_new(request, agent_id):
             request, f"{binding.name} is bound. Point the platform at its webhook URL."
         )
         return _to_section(agent, f"binding-{binding.pk}")
-    return _to_section(agent, "new-binding")
+    # Refused: back at the form, open, with the reasons above it.
+    return _to_section(agent, "new-binding", query="?add_binding=1")
 
 
 @login_required
