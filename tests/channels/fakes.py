@@ -83,6 +83,8 @@ class FakePlatform:
         # with (a wrong one is answered FAIL and the socket closed, as Mattermost does).
         self.sockets: list[FakeSocket] = []
         self.bot_token = MATTERMOST_BOT_TOKEN
+        # Where the websocket's address redirects to, when a test wants it to.
+        self.websocket_redirect = ""
         self._seq = itertools.count(1)
         fake = self
 
@@ -91,6 +93,18 @@ class FakePlatform:
                 if (
                     fake.platform == "mattermost"
                     and self.path.split("?")[0] == "/api/v4/websocket"
+                    and fake.websocket_redirect
+                ):
+                    with fake._lock:
+                        fake.calls.append(Call("GET", self.path, None, ""))
+                    self.send_response(302)
+                    self.send_header("Location", fake.websocket_redirect)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                if (
+                    fake.platform == "mattermost"
+                    and self.path.split("?")[0].startswith("/api/v4/websocket")
                     and self.headers.get("Upgrade", "").lower() == "websocket"
                 ):
                     self.close_connection = True

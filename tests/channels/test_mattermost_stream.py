@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from apps.channels.models import AccountLink, ChannelMessage, LinkRequest
+from apps.channels.models import AccountLink, Binding, ChannelMessage, LinkRequest
 from apps.channels.platforms import parse_mattermost_event
 from apps.channels.services import binding_create, binding_disable, binding_enable
 from apps.channels.stream import Listener
@@ -254,6 +254,30 @@ def test_a_refused_token_is_retried_with_backoff_and_never_admits_anything(
     assert all(s.closed.wait(5) for s in mattermost.sockets[1:3])
     assert not any(s.authenticated.is_set() for s in mattermost.sockets[1:])
     assert not ChannelMessage.objects.exists()
+
+
+def test_a_redirect_of_the_websocket_is_not_followed(binding, mattermost, listener):
+    # Even to the same server: the address dialled is only ever the one that was checked.
+    mattermost.websocket_redirect = "/api/v4/websocket-elsewhere"
+    eventually(lambda: len(mattermost.called("GET /websocket")) >= 2, what="two attempts")
+    assert mattermost.sockets == []
+    assert not [c for c in mattermost.calls if "elsewhere" in c.path]
+
+
+def test_a_server_address_this_deployment_will_not_dial_is_never_connected_to(
+    binding, mattermost, listener
+):
+    first = mattermost.socket_number(1)
+    # The server moved to an address only a listed host may have (http, unlisted): the old
+    # socket closes, and the new address is refused before anything is dialled.
+    unlisted = mattermost.url.replace("127.0.0.1", "localhost")
+    Binding.objects.filter(pk=binding.pk).update(server_url=unlisted)
+    assert first.closed.wait(10)
+    dialled = len(mattermost.calls)
+    time.sleep(0.6)
+    assert len(mattermost.sockets) == 1 and len(mattermost.calls) == dialled
+    Binding.objects.filter(pk=binding.pk).update(server_url=mattermost.url)
+    mattermost.socket_number(2)
 
 
 # --- what the stream's events become (no socket) ---------------------------------------------
