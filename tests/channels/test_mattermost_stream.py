@@ -9,6 +9,7 @@ message's task runs in the listener's thread once the admission commits."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import threading
 import time
@@ -21,6 +22,7 @@ from apps.channels.services import binding_create, binding_disable, binding_enab
 from apps.channels.stream import Listener
 from apps.memory.models import MemoryNote
 from apps.runs.models import Run
+from tests.runs.conftest import celery_worker, wait_for  # noqa: F401  (fixture)
 from tests.runs.factories import published_agent
 
 from .conftest import make_binding, mattermost_post, post_mattermost
@@ -60,8 +62,8 @@ def binding(org, builder, memory_agent, mattermost):
     return make_binding(org, builder, memory_agent, "mattermost", server_url=mattermost.url)
 
 
-@pytest.fixture
-def listener(settings, mattermost, eager_celery):
+@contextlib.contextmanager
+def running_listener(settings):
     """``channels-listen``'s Listener on its own loop in a thread, looking at the bindings every
     0.1 s and reconnecting within a fraction of a second; stopped (its sockets closed) after."""
     settings.CHANNEL_STREAM_REFRESH_SECONDS = 0.1
@@ -83,6 +85,12 @@ def listener(settings, mattermost, eager_celery):
     thread.join(30)
     loop.close()
     assert not thread.is_alive() and not failure, failure
+
+
+@pytest.fixture
+def listener(settings, mattermost, eager_celery):
+    with running_listener(settings):
+        yield
 
 
 def patches(mattermost):
@@ -119,6 +127,28 @@ def test_a_dm_from_a_linked_sender_runs_as_them_in_their_own_store_and_is_answer
     assert placeholder.body == {"channel_id": "dm-u42", "message": "…"}
     assert patches(mattermost)[-1].path == f"/api/v4/posts/{message.reply_ids[0]}/patch"
     assert patches(mattermost)[-1].body == {"message": run.output}
+
+
+def test_on_a_real_worker_a_dm_is_handled_by_the_worker_and_answered_in_the_dm(
+    org,
+    member,
+    binding,
+    mattermost,
+    settings,
+    celery_worker,  # noqa: F811
+):
+    # The production path: the listener only admits; the worker takes the task from Redis.
+    AccountLink.objects.create(
+        organization=org, platform="mattermost", account_key=ACCOUNT, user=member
+    )
+    with running_listener(settings):
+        mattermost.socket_number(1).send(mattermost.posted("hello", post_id="dm-w"))
+        eventually(lambda: Run.objects.exists(), what="a run")
+        run = wait_for(Run.objects.get().pk)
+        eventually(lambda: bool(ChannelMessage.objects.get().reply_ids), what="the reply booked")
+    assert run.status == "completed" and run.user == member
+    assert patches(mattermost)[-1].body == {"message": run.output}
+    assert mattermost.called("POST /posts")[0].body["channel_id"] == "dm-u42"
 
 
 def test_the_bots_own_posts_and_channel_chatter_that_does_not_mention_it_run_nothing(
