@@ -188,6 +188,29 @@ def test_link_in_a_dm_from_an_unlinked_sender_answers_with_the_private_link_in_t
     assert (link.user, link.account_key, link.display_name) == (member, ACCOUNT, "ada")
 
 
+def test_a_sender_over_the_limit_in_a_dm_is_told_there_when_to_try_again(
+    org, builder, memory_agent, mattermost, listener
+):
+    make_binding(
+        org,
+        builder,
+        memory_agent,
+        "mattermost",
+        server_url=mattermost.url,
+        sender_limit_per_minute=1,
+    )
+    socket = mattermost.socket_number(1)
+    socket.send(mattermost.posted("one", post_id="l1"))
+    socket.send(mattermost.posted("two", post_id="l2"))
+    eventually(
+        lambda: ChannelMessage.objects.filter(delivery_id="l2", outcome="limited").exists(),
+        what="the second DM limited",
+    )
+    assert Run.objects.count() == 1
+    told = [c.body for c in mattermost.called("POST /posts") if "Try again" in c.body["message"]]
+    assert told and told[0]["channel_id"] == "dm-u42" and "1 a minute" in told[0]["message"]
+
+
 def test_a_channel_post_seen_by_both_the_webhook_and_the_stream_runs_once(
     binding, mattermost, listener
 ):
