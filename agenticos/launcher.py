@@ -24,7 +24,7 @@ def _settings_env():
         "port": env_int("PORT", 8000, minimum=1),
         # Worker processes; each holds AGENTICOS_RUNS_PER_WORKER runs on its event loop.
         "worker_processes": env_int("AGENTICOS_WORKER_CONCURRENCY", 2, minimum=1),
-        "runs_per_worker": env_int("AGENTICOS_RUNS_PER_WORKER", 50, minimum=1),
+        "runs_per_worker": env_int("AGENTICOS_RUNS_PER_WORKER", 250, minimum=1),
         "admin_password_given": env_str("AGENTICOS_ADMIN_PASSWORD", None) is not None,
     }
 

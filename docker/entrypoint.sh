@@ -92,7 +92,7 @@ case "$role" in
   worker)
     # Many runs per process on one event loop: Celery's thread pool sized to the runs it holds.
     exec celery -A agenticos worker --loglevel "${LOG_LEVEL:-INFO}" --pool threads \
-      --concurrency "${AGENTICOS_RUNS_PER_WORKER:-50}" "$@"
+      --concurrency "${AGENTICOS_RUNS_PER_WORKER:-250}" "$@"
     ;;
   beat)
     exec celery -A agenticos beat --loglevel "${LOG_LEVEL:-INFO}" "$@"

@@ -373,7 +373,7 @@ APPROVAL_EXPIRY_HOURS = env_int("APPROVAL_EXPIRY_HOURS", 72, minimum=1)
 APPROVAL_EXPIRY_WARNING_HOURS = env_int("APPROVAL_EXPIRY_WARNING_HOURS", 12, minimum=0)
 STALE_RUN_REAPED_AFTER_HOURS = env_int("STALE_RUN_REAPED_AFTER_HOURS", 6, minimum=0)
 # Runs one worker process holds at once on its event loop (Celery's thread pool size).
-AGENTICOS_RUNS_PER_WORKER = env_int("AGENTICOS_RUNS_PER_WORKER", 50, minimum=1)
+AGENTICOS_RUNS_PER_WORKER = env_int("AGENTICOS_RUNS_PER_WORKER", 250, minimum=1)
 # A running run's lease: its worker renews it (every min(10 s, a third of it)); the lease sweep
 # fails a run whose lease lapsed, so a dead worker's runs end within about a minute.
 RUN_LEASE_SECONDS = env_int("RUN_LEASE_SECONDS", 45, minimum=3)
@@ -448,5 +448,12 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # The provider SDKs' HTTP clients log every request's URL at INFO: a line per model
+        # request in the worker's log, and a URL may carry what a provider takes as a query key.
+        "httpx": {"level": "WARNING"},
+        "httpx2": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
+    },
 }

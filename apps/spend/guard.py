@@ -179,13 +179,10 @@ class RunMeter:
     def _counters(self) -> list[services.Cap]:
         month = services.month_of()
         if month != self._month:  # first use, or the run crossed into a new month
-            agent = services.budget_counter_for(
+            agent, org = services.budget_counters_for(
                 organization_id=self.organization_id,
                 agent_id=self.cap_agent_id or self.agent_id,
                 month=month,
-            )
-            org = services.budget_counter_for(
-                organization_id=self.organization_id, agent_id=None, month=month
             )
             self._caps = [
                 services.Cap(BudgetScope.AGENT, self.agent_limit_usd, agent.pk, self.agent_warn_at),

@@ -19,7 +19,7 @@ from decimal import ROUND_UP, Decimal
 from typing import Generic, TypeVar
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Sum
+from django.db.models import Q, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 from psycopg.types.numeric import Int8
@@ -80,11 +80,10 @@ def _entries_sum(**filters) -> Decimal:
     ]
 
 
-def budget_counter_for(
-    *, organization_id: int, agent_id: int | None, month: dt.date
-) -> BudgetCounter:
-    """The counter of one scope and month, created on first use and seeded from the ledger entries
-    already booked in it (so the counter is a cache of the ledger, never a second truth)."""
+def _counter_lookup(
+    organization_id: int, agent_id: int | None, month: dt.date
+) -> tuple[dict, dict]:
+    """The counter's row of one scope and month, and the ledger entries it is seeded from."""
     if agent_id is None:
         lookup = {
             "scope": BudgetScope.ORGANIZATION,
@@ -92,18 +91,25 @@ def budget_counter_for(
             "agent": None,
             "month": month,
         }
-        seed_filter = {"organization_id": organization_id, "month": month}
-    else:
-        lookup = {
-            "scope": BudgetScope.AGENT,
-            "organization_id": organization_id,
-            "agent_id": agent_id,
-            "month": month,
-        }
-        # An agent's cap measures the runs it started, their delegates' requests included (one
-        # ledger per run, seed 003 "La delegación gasta el budget del padre"): entries are
-        # counted by their ledger's agent, not by the agent an entry bills to.
-        seed_filter = {"ledger__agent_id": agent_id, "month": month}
+        return lookup, {"organization_id": organization_id, "month": month}
+    lookup = {
+        "scope": BudgetScope.AGENT,
+        "organization_id": organization_id,
+        "agent_id": agent_id,
+        "month": month,
+    }
+    # An agent's cap measures the runs it started, their delegates' requests included (one
+    # ledger per run, seed 003 "La delegación gasta el budget del padre"): entries are
+    # counted by their ledger's agent, not by the agent an entry bills to.
+    return lookup, {"ledger__agent_id": agent_id, "month": month}
+
+
+def budget_counter_for(
+    *, organization_id: int, agent_id: int | None, month: dt.date
+) -> BudgetCounter:
+    """The counter of one scope and month, created on first use and seeded from the ledger entries
+    already booked in it (so the counter is a cache of the ledger, never a second truth)."""
+    lookup, seed_filter = _counter_lookup(organization_id, agent_id, month)
     counter = BudgetCounter.objects.filter(**lookup).first()
     if counter is not None:
         return counter
@@ -112,6 +118,25 @@ def budget_counter_for(
             return BudgetCounter.objects.create(**lookup, committed_usd=_entries_sum(**seed_filter))
     except IntegrityError:  # another worker created it first
         return BudgetCounter.objects.get(**lookup)
+
+
+def budget_counters_for(
+    *, organization_id: int, agent_id: int, month: dt.date
+) -> tuple[BudgetCounter, BudgetCounter]:
+    """The agent's and the organization's counters of ``month`` in one read (every run opening
+    its meter needs both); one not there yet is created as ``budget_counter_for`` creates it."""
+    agent_lookup, _ = _counter_lookup(organization_id, agent_id, month)
+    org_lookup, _ = _counter_lookup(organization_id, None, month)
+    found: dict[str, BudgetCounter] = {}
+    for counter in BudgetCounter.objects.filter(Q(**agent_lookup) | Q(**org_lookup)).order_by("pk"):
+        found.setdefault(counter.scope, counter)
+    agent = found.get(BudgetScope.AGENT) or budget_counter_for(
+        organization_id=organization_id, agent_id=agent_id, month=month
+    )
+    org = found.get(BudgetScope.ORGANIZATION) or budget_counter_for(
+        organization_id=organization_id, agent_id=None, month=month
+    )
+    return agent, org
 
 
 @dataclass(frozen=True)
@@ -351,7 +376,18 @@ def release_move(counter_ids: list[int], reserved_usd: Decimal) -> Move[None]:
 
 
 def ledger_open(*, run) -> Ledger:
-    """The run's one ledger; a resumed run finds the one it had, with everything it spent."""
+    """The run's one ledger; a resumed run finds the one it had, with everything it spent.
+
+    A run read with its ledger joined (the worker's claim) is not asked again: it has one, or it
+    is new and its claim is the only writer, so the ledger is created without a look first."""
+    joined = type(run).ledger.is_cached(run)
+    if joined:
+        ledger = getattr(run, "ledger", None)  # the join found none: None, not a query
+        if ledger is not None:
+            return ledger
+        return Ledger.objects.create(
+            run=run, organization_id=run.organization_id, agent_id=run.agent_id
+        )
     ledger, _ = Ledger.objects.get_or_create(
         run=run, defaults={"organization_id": run.organization_id, "agent_id": run.agent_id}
     )
