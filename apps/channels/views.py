@@ -15,7 +15,6 @@ import logging
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
 from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -43,14 +42,13 @@ def _refused(binding_id, reason: str) -> JsonResponse:
 
 
 def _accept(binding, inbound) -> JsonResponse:
-    if inbound is None:
+    outcome, message = services.inbound_admit(binding=binding, inbound=inbound)
+    if outcome == "ignored":
         return JsonResponse({"ok": True, "ignored": True})
-    if not binding.enabled:
+    if outcome == "disabled":
         # Verified, so the platform is told it arrived (and stops retrying); nothing runs.
         return JsonResponse({"ok": True, "ignored": "the binding is disabled"})
-    with transaction.atomic():
-        message = services.message_accept(binding=binding, inbound=inbound)
-    if message is None:
+    if outcome == "duplicate" or message is None:
         return JsonResponse({"ok": True, "duplicate": True})
     return JsonResponse({"ok": True, "message_id": message.pk})
 
