@@ -5,6 +5,7 @@ agenticos test [pytest args]      run the suite against real PostgreSQL and Redi
 agenticos bootstrap               first organization and owner (idempotent)
 agenticos create-org --name N --owner-email E
 agenticos create-api-key --org SLUG --email EMAIL
+agenticos channels-listen         the Mattermost bots' websockets (agenticos up starts it)
 agenticos <command> [args]        any management command, dashes for underscores
                                   (audit-verify, tools, spec, ...)
 """

@@ -1,5 +1,6 @@
-"""`agenticos up` (and `make run`): services, migrations, bootstrap, then web + worker + beat
-together until Ctrl-C, which stops all of them and then the embedded services."""
+"""`agenticos up` (and `make run`): services, migrations, bootstrap, then web + worker + beat +
+the chat channels' listener together until Ctrl-C, which stops all of them and then the
+embedded services."""
 
 from __future__ import annotations
 
@@ -104,6 +105,8 @@ def _children(port: int, worker_processes: int, runs_per_worker: int) -> dict[st
         children[name] = worker_command(runs_per_worker, f"worker{number}-{os.getpid()}@%h")
     # The schedule lives in the database (django-celery-beat), visible in the admin.
     children["beat"] = [python, "-m", "celery", "-A", "agenticos", "beat", "--loglevel", "INFO"]
+    # The Mattermost bots' websockets (DMs reach no outgoing webhook): docs/channels.md.
+    children["channels"] = [python, "-m", "agenticos.cli", "channels-listen"]
     return children
 
 

@@ -5,6 +5,7 @@
 #            (uvicorn on 0.0.0.0:8000). Only this role changes the database schema.
 #   worker   wait for PostgreSQL and Redis and for web's migrations, then a Celery worker.
 #   beat     same waits, then Celery beat (django-celery-beat's DatabaseScheduler). Run one.
+#   channels same waits, then `agenticos channels-listen` (the Mattermost bots' websockets). One.
 #   other    executed as given, no waiting (e.g. `agenticos audit-verify`, `python manage.py shell`).
 #
 # Extra arguments after a role go to its command (e.g. `worker --queues celery`).
@@ -14,7 +15,7 @@ log() { echo "entrypoint[${role}]: $*" >&2; }
 
 role="${1:-web}"
 case "$role" in
-  web|worker|beat) shift || true ;;
+  web|worker|beat|channels) shift || true ;;
   *) exec "$@" ;;
 esac
 
@@ -95,5 +96,8 @@ case "$role" in
     ;;
   beat)
     exec celery -A agenticos beat --loglevel "${LOG_LEVEL:-INFO}" "$@"
+    ;;
+  channels)
+    exec agenticos channels-listen "$@"
     ;;
 esac

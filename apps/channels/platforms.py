@@ -15,6 +15,7 @@ A client never retries a refused call: the platform's error names the problem
 from __future__ import annotations
 
 import ipaddress
+import json
 import re
 import socket
 from dataclasses import asdict, dataclass, field
@@ -249,6 +250,81 @@ def parse_mattermost(payload: dict, *, server_host: str) -> Inbound | None:
         room_key=f"mattermost:{team}:{channel_id}",
         is_direct=False,
         target={"channel_id": channel_id, "root_id": post_id, "team_id": team, "user_id": user_id},
+    )
+
+
+def _json_field(value, default):
+    # The websocket's event data carries nested JSON as strings (``post``, ``mentions``).
+    if not isinstance(value, str):
+        return default
+    try:
+        return json.loads(value)
+    except ValueError:
+        return default
+
+
+def parse_mattermost_event(
+    event: dict, *, server_host: str, bot_user_id: str, bot_username: str = ""
+) -> Inbound | None:
+    """A ``posted`` event of the bot's websocket (``/api/v4/websocket``): a direct message to the
+    bot (``channel_type`` "D"), or a post in a channel or group message that mentions it — never
+    the bot's own posts, another bot's or a webhook's, a system message, or an edit (those are
+    other events). ``data.post`` is the post as a JSON string.
+
+    A channel post is the same :class:`Inbound` the outgoing webhook makes of it (the same
+    ``post_id`` as delivery id, the same sender key), so a post both paths see runs once; a
+    reply in a thread belongs to the thread's root. A DM is one conversation with its sender
+    (``mattermost:dm:{channel}``; a thread inside it is a chat of its own), answered in the DM."""
+    if not isinstance(event, dict) or event.get("event") != "posted":
+        return None
+    data = event.get("data") if isinstance(event.get("data"), dict) else {}
+    post = _json_field(data.get("post"), {})
+    if not isinstance(post, dict):
+        return None
+    user_id, channel_id, post_id = post.get("user_id"), post.get("channel_id"), post.get("id")
+    if not (user_id and channel_id and post_id) or user_id == bot_user_id:
+        return None
+    props = post.get("props") if isinstance(post.get("props"), dict) else {}
+    if post.get("type") or str(props.get("from_bot")) == "true":
+        return None  # a system message (a join, a header change) or a bot's post
+    if str(props.get("from_webhook")) == "true":
+        return None
+    channel_type = data.get("channel_type")
+    is_direct = channel_type == "D"
+    if not is_direct:
+        mentions = _json_field(data.get("mentions"), [])
+        if not isinstance(mentions, list) or bot_user_id not in mentions:
+            return None
+    text = str(post.get("message") or "").strip()
+    if bot_username:
+        text = re.sub(rf"^@{re.escape(bot_username)}(?![\w.-])[ \t]?", "", text).strip()
+    if not text:
+        return None
+    team = str(data.get("team_id") or "")
+    root_id = str(post.get("root_id") or "")
+    sender = str(data.get("sender_name") or user_id).lstrip("@")
+    if is_direct:
+        chat_key = f"mattermost:dm:{channel_id}" + (f":{root_id}" if root_id else "")
+        room_key, reply_root = "", root_id or None
+    else:
+        reply_root = root_id or str(post_id)
+        chat_key = f"mattermost:{team}:{channel_id}:{reply_root}"
+        room_key = f"mattermost:{team}:{channel_id}"
+    return Inbound(
+        platform=Platform.MATTERMOST,
+        delivery_id=str(post_id)[:128],
+        account_key=f"{server_host}:{user_id}",
+        sender_name=sender or str(user_id),
+        text=text,
+        chat_key=chat_key,
+        room_key=room_key,
+        is_direct=is_direct,
+        target={
+            "channel_id": channel_id,
+            "root_id": reply_root,
+            "team_id": team,
+            "user_id": user_id,
+        },
     )
 
 
@@ -548,6 +624,20 @@ class MattermostClient(_Client):
         me = self.call("GET", "/users/me") or {}
         return f"Connected to Mattermost as @{me.get('username', '?')}."
 
+    def me(self) -> tuple[str, str]:
+        """The bot's own user id and username: its own posts are ignored on the websocket, and
+        a leading @mention of it is stripped from the input."""
+        me = self.call("GET", "/users/me") or {}
+        if not me.get("id"):
+            raise PlatformError("Mattermost did not say who the bot is (GET /users/me)")
+        return str(me["id"]), str(me.get("username") or "")
+
+    @property
+    def websocket_url(self) -> str:
+        """The server's event stream, at the address ``check_server_url`` let through (ws for
+        http, wss for https)."""
+        return re.sub(r"^http", "ws", self.base) + "/websocket"
+
     def post(self, target: dict, text: str) -> str:
         body = {"channel_id": target["channel_id"], "message": text}
         if target.get("root_id"):
@@ -580,6 +670,10 @@ class MattermostClient(_Client):
         return str(self.call("POST", "/posts", json=body)["id"])
 
     def send_direct(self, inbound: Inbound, text: str) -> None:
+        if inbound.is_direct:
+            # A DM that arrived by the websocket: the reply goes in that DM.
+            self.post(inbound.target, text)
+            return
         # An outgoing webhook never fires in a direct message, so the bot opens one.
         me = self.call("GET", "/users/me") or {}
         channel = (

@@ -144,7 +144,9 @@ class Relay(threading.Thread):
         text, shown, last_edit = "", PLACEHOLDER, self._posted_at
         approvals: list[dict] = []
         questions: list[dict] = []
-        charts: list[str] = []
+        # The charts in the order the model asked for them: two drawn at once finish in either order.
+        calls: list[str] = []
+        charts: list[tuple[int, str]] = []
         finished: dict | None = None
         key = stream_key(self.run_id)
         while finished is None:
@@ -162,8 +164,12 @@ class Relay(threading.Thread):
                     approvals.append(frame)
                 elif kind == "question":
                     questions.append(frame)
+                elif kind == "tool_call":
+                    calls.append(frame.get("tool_call_id", ""))
                 elif kind == "tool_result" and frame.get("chart_svg"):
-                    charts.append(frame["chart_svg"])
+                    call_id = frame.get("tool_call_id", "")
+                    asked = calls.index(call_id) if call_id in calls else len(calls)
+                    charts.append((asked, frame["chart_svg"]))
                 elif kind == "run_finished":
                     finished = frame
             if (
@@ -176,7 +182,8 @@ class Relay(threading.Thread):
                 last_edit = time.monotonic()
             if not frames and finished is None and self._stopping.is_set():
                 break  # the segment returned without an end frame (it was never claimed)
-        self._write_end(text, finished, approvals, questions, charts)
+        ordered = [svg for _, svg in sorted(charts, key=lambda chart: chart[0])]
+        self._write_end(text, finished, approvals, questions, ordered)
 
     def _edit_streaming(self, text: str) -> str:
         limit = self.client.max_chars

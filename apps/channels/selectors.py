@@ -7,6 +7,7 @@ from django.db.models import QuerySet
 from agenticos import params as parsing
 from apps.agents.selectors import agents_visible_to
 
+from .choices import Platform
 from .models import AccountLink, Binding
 
 
@@ -41,3 +42,22 @@ def binding_for_webhook(binding_id, platform: str) -> Binding | None:
 def links_of(user) -> QuerySet[AccountLink]:
     """A person's own linked chat accounts."""
     return AccountLink.objects.filter(user=user).select_related("organization")
+
+
+def bindings_to_stream() -> dict[int, tuple]:
+    """The Mattermost bindings whose event stream should be open (enabled ones), each with what
+    its socket was opened from — the server, the bot token and its last rotation — so a change
+    to any of them reopens the socket. No caller to scope by: the listener is the deployment's
+    own process, and each socket authenticates with its own binding's token."""
+    rows = Binding.objects.filter(platform=Platform.MATTERMOST, enabled=True).values_list(
+        "pk", "server_url", "bot_token_id", "bot_token__rotated_at"
+    )
+    return {pk: (server_url, token_id, rotated_at) for pk, server_url, token_id, rotated_at in rows}
+
+
+def binding_for_stream(binding_id: int, *, enabled_only: bool = False) -> Binding | None:
+    """The binding a socket belongs to, as the admission path needs it."""
+    bindings = Binding.objects.filter(pk=binding_id, platform=Platform.MATTERMOST)
+    if enabled_only:
+        bindings = bindings.filter(enabled=True)
+    return bindings.select_related("organization", "agent", "bot_token").first()

@@ -290,6 +290,25 @@ def message_accept(*, binding: Binding, inbound: Inbound) -> ChannelMessage | No
     return message
 
 
+def inbound_admit(
+    *, binding: Binding, inbound: Inbound | None
+) -> tuple[str, ChannelMessage | None]:
+    """The one admission path of a verified inbound message, whichever way it arrived (a
+    platform's webhook, or the Mattermost event stream): what the bot does not answer is
+    ``ignored``, a disabled binding runs nothing (``disabled``), a message already accepted —
+    a platform retry, or the same post seen by both the webhook and the stream — is a
+    ``duplicate``; otherwise it is ``accepted`` and handed to a worker on commit."""
+    if inbound is None:
+        return "ignored", None
+    if not binding.enabled:
+        return "disabled", None
+    with transaction.atomic():
+        message = message_accept(binding=binding, inbound=inbound)
+    if message is None:
+        return "duplicate", None
+    return "accepted", message
+
+
 def _finish(message: ChannelMessage, outcome: str, detail: str = "", **fields) -> ChannelMessage:
     message.outcome = outcome
     message.detail = detail[:500]

@@ -15,7 +15,6 @@ import logging
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
 from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -43,14 +42,13 @@ def _refused(binding_id, reason: str) -> JsonResponse:
 
 
 def _accept(binding, inbound) -> JsonResponse:
-    if inbound is None:
+    outcome, message = services.inbound_admit(binding=binding, inbound=inbound)
+    if outcome == "ignored":
         return JsonResponse({"ok": True, "ignored": True})
-    if not binding.enabled:
+    if outcome == "disabled":
         # Verified, so the platform is told it arrived (and stops retrying); nothing runs.
         return JsonResponse({"ok": True, "ignored": "the binding is disabled"})
-    with transaction.atomic():
-        message = services.message_accept(binding=binding, inbound=inbound)
-    if message is None:
+    if outcome == "duplicate" or message is None:
         return JsonResponse({"ok": True, "duplicate": True})
     return JsonResponse({"ok": True, "message_id": message.pk})
 
@@ -156,8 +154,8 @@ def _agent(request, agent_id):
     return agent
 
 
-def _to_section(agent, anchor: str = "channels"):
-    return redirect(reverse("agents:builder", args=[agent.pk]) + f"#{anchor}")
+def _to_section(agent, anchor: str = "channels", *, query: str = ""):
+    return redirect(reverse("agents:builder", args=[agent.pk]) + query + f"#{anchor}")
 
 
 @login_required
@@ -206,7 +204,8 @@ def binding_new(request, agent_id):
             request, f"{binding.name} is bound. Point the platform at its webhook URL."
         )
         return _to_section(agent, f"binding-{binding.pk}")
-    return _to_section(agent, "new-binding")
+    # Refused: back at the form, open, with the reasons above it.
+    return _to_section(agent, "new-binding", query="?add_binding=1")
 
 
 @login_required

@@ -1,17 +1,28 @@
 """A fake of each chat platform's HTTP API on 127.0.0.1: a small threaded server that records
 every call the bot makes and answers the way the platform does (Slack's ``{"ok": true}``,
-Telegram's ``{"ok": true, "result": ...}``, Mattermost's REST objects)."""
+Telegram's ``{"ok": true, "result": ...}``, Mattermost's REST objects). The Mattermost fake also
+serves the bot's websocket (``/api/v4/websocket``) on the same port, framed by the websockets
+library's own server protocol: ``authentication_challenge`` with the bot token, then the
+``posted`` events a test sends down it (:meth:`FakePlatform.posted`)."""
 
 from __future__ import annotations
 
 import itertools
 import json
+import socket
 import threading
+import time
 from dataclasses import dataclass
 from email import policy
 from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl
+
+from websockets.frames import Opcode
+from websockets.protocol import State
+from websockets.server import ServerProtocol
+
+MATTERMOST_BOT_TOKEN = "mattermost-bot-token"
 
 
 @dataclass
@@ -68,9 +79,39 @@ class FakePlatform:
         self.people: dict[str, dict] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
+        # Mattermost: every websocket the bot opened, in order; the token it must prove itself
+        # with (a wrong one is answered FAIL and the socket closed, as Mattermost does).
+        self.sockets: list[FakeSocket] = []
+        self.bot_token = MATTERMOST_BOT_TOKEN
+        # Where the websocket's address redirects to, when a test wants it to.
+        self.websocket_redirect = ""
+        self._seq = itertools.count(1)
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                if (
+                    fake.platform == "mattermost"
+                    and self.path.split("?")[0] == "/api/v4/websocket"
+                    and fake.websocket_redirect
+                ):
+                    with fake._lock:
+                        fake.calls.append(Call("GET", self.path, None, ""))
+                    self.send_response(302)
+                    self.send_header("Location", fake.websocket_redirect)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                if (
+                    fake.platform == "mattermost"
+                    and self.path.split("?")[0].startswith("/api/v4/websocket")
+                    and self.headers.get("Upgrade", "").lower() == "websocket"
+                ):
+                    self.close_connection = True
+                    FakeSocket(fake, self).serve()
+                    return
+                self._serve()
+
             def _serve(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
@@ -86,7 +127,7 @@ class FakePlatform:
                 self.end_headers()
                 self.wfile.write(data)
 
-            do_GET = do_POST = do_PUT = _serve
+            do_POST = do_PUT = _serve
 
             def log_message(self, *args):
                 pass
@@ -96,8 +137,64 @@ class FakePlatform:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def close(self) -> None:
+        for open_socket in list(self.sockets):
+            open_socket.drop()
         self.server.shutdown()
         self.server.server_close()
+
+    # --- Mattermost's websocket --------------------------------------------------------------
+
+    def socket_number(self, n: int, timeout: float = 20.0) -> FakeSocket:
+        """The ``n``-th websocket the bot opened (1-based), once it has authenticated."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if len(self.sockets) >= n and self.sockets[n - 1].authenticated.wait(0.05):
+                return self.sockets[n - 1]
+            time.sleep(0.02)
+        raise AssertionError(f"the bot never opened websocket number {n} ({len(self.sockets)})")
+
+    def posted(
+        self,
+        message: str,
+        *,
+        post_id: str,
+        channel_id: str = "dm-u42",
+        channel_type: str = "D",
+        user_id: str = "u42",
+        sender: str = "ada",
+        root_id: str = "",
+        team_id: str = "",
+        mentions: list[str] | None = None,
+        **post_fields,
+    ) -> dict:
+        """A ``posted`` event as Mattermost sends it: the post itself is a JSON string."""
+        post = {
+            "id": post_id,
+            "create_at": int(time.time() * 1000),
+            "user_id": user_id,
+            "channel_id": channel_id,
+            "root_id": root_id,
+            "message": message,
+            "type": "",
+            "props": {},
+            **post_fields,
+        }
+        data = {
+            "channel_display_name": f"@{sender}" if channel_type == "D" else "Ops",
+            "channel_name": f"botuser__{user_id}" if channel_type == "D" else "ops",
+            "channel_type": channel_type,
+            "post": json.dumps(post),
+            "sender_name": f"@{sender}",
+            "team_id": team_id,
+        }
+        if mentions is not None:
+            data["mentions"] = json.dumps(mentions)
+        return {
+            "event": "posted",
+            "data": data,
+            "broadcast": {"channel_id": channel_id, "team_id": "", "user_id": ""},
+            "seq": next(self._seq),
+        }
 
     def method_of(self, call: Call) -> str:
         path = call.path.split("?")[0]
@@ -169,3 +266,100 @@ class FakePlatform:
                 if key in body:
                     texts.append(body[key])
         return texts
+
+
+class FakeSocket:
+    """One websocket the bot opened on the Mattermost fake: what it was sent (``received``), the
+    token it proved itself with, and ``closed`` once the bot (or :meth:`drop`) ended it."""
+
+    def __init__(self, fake: FakePlatform, handler: BaseHTTPRequestHandler) -> None:
+        self.fake = fake
+        self.handler = handler
+        self.connection: socket.socket = handler.connection
+        self.protocol = ServerProtocol()
+        self.received: list[dict] = []
+        self.token: str | None = None
+        self.authenticated = threading.Event()
+        self.closed = threading.Event()
+        # Whether the bot closed it with a close frame (a clean close) rather than vanishing.
+        self.closed_cleanly = False
+        self._lock = threading.Lock()
+
+    def _flush(self) -> None:
+        for data in self.protocol.data_to_send():
+            if data:
+                self.connection.sendall(data)
+            else:
+                self.connection.shutdown(socket.SHUT_WR)
+
+    def send(self, event: dict) -> None:
+        with self._lock:
+            self.protocol.send_text(json.dumps(event).encode())
+            self._flush()
+
+    def drop(self) -> None:
+        """The server going away without a word: the TCP connection is cut."""
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def serve(self) -> None:
+        handler = self.handler
+        # The handshake as the client sent it, handed to the websockets protocol to answer.
+        raw = "\r\n".join([handler.requestline, *(f"{k}: {v}" for k, v in handler.headers.items())])
+        with self._lock:
+            self.protocol.receive_data(raw.encode() + b"\r\n\r\n")
+            request = self.protocol.events_received()[0]
+            self.protocol.send_response(self.protocol.accept(request))
+            self._flush()
+        with self.fake._lock:
+            self.fake.sockets.append(self)
+        try:
+            while self.protocol.state is not State.CLOSED:
+                data = handler.rfile.read1(65536)
+                with self._lock:
+                    if not data:
+                        self.protocol.receive_eof()
+                        self._flush()
+                        break
+                    self.protocol.receive_data(data)
+                    frames = self.protocol.events_received()
+                    self._flush()
+                for frame in frames:
+                    if frame.opcode is Opcode.CLOSE:
+                        self.closed_cleanly = True
+                    elif frame.opcode is Opcode.TEXT:
+                        self._receive(json.loads(frame.data))
+        except OSError:
+            pass
+        finally:
+            self.closed.set()
+
+    def _receive(self, message: dict) -> None:
+        self.received.append(message)
+        if message.get("action") != "authentication_challenge":
+            return
+        self.token = (message.get("data") or {}).get("token")
+        if self.token != self.fake.bot_token:
+            self.send(
+                {
+                    "status": "FAIL",
+                    "seq_reply": message.get("seq"),
+                    "error": {"id": "api.web_socket_router.not_authenticated.app_error"},
+                }
+            )
+            with self._lock:
+                self.protocol.send_close(1008, "not authenticated")
+                self._flush()
+            return
+        self.send({"status": "OK", "seq_reply": message.get("seq")})
+        self.send(
+            {
+                "event": "hello",
+                "data": {"server_version": "9.11.0"},
+                "broadcast": {"user_id": "botuser", "channel_id": "", "team_id": ""},
+                "seq": 0,
+            }
+        )
+        self.authenticated.set()

@@ -66,8 +66,9 @@ def test_each_write_leads_back_to_the_section_on_the_builder(org, builder, agent
     assert response["Location"] == f"/agents/{agent.pk}/#binding-{binding.pk}"
 
     refused = client.post(f"/agents/{agent.pk}/channels/new/", {"platform": "slack"})
-    assert refused["Location"] == f"/agents/{agent.pk}/#new-binding"
+    assert refused["Location"] == f"/agents/{agent.pk}/?add_binding=1#new-binding"
     page = client.get(refused["Location"]).content.decode()
+    assert 'id="new-binding" open' in page  # back at the form, open
     assert "the bot&#x27;s token is required" in page or "the bot's token is required" in page
 
     disabled = client.post(f"/agents/{agent.pk}/channels/{binding.pk}/disable/")
