@@ -203,6 +203,17 @@ def month_slices(scope: SpendScope, *, now: dt.datetime | None = None) -> rollup
 WINDOW_MEASURES = ("cost_usd", "run_count", "partial_run_count")
 
 
+def _summed(cached, slices: rollup.Slices, dims: tuple[str, ...], measures) -> list[dict]:
+    """The cached days' rows of ``cached`` summed per ``dims`` (one row without dims); none
+    when the slices have no cached day."""
+    if not slices.has_cached:
+        return []
+    sums = {measure: Sum(measure) for measure in measures}
+    if dims:
+        return list(cached.values(*dims).annotate(**sums))
+    return [cached.aggregate(**sums)]
+
+
 def run_groups(
     scope: SpendScope,
     slices: rollup.Slices,
@@ -222,14 +233,7 @@ def run_groups(
     if top_level is not None:
         cached = cached.filter(top_level=top_level)
         live = [row for row in live if row["top_level"] == top_level]
-    sums = {measure: Sum(measure) for measure in measures}
-    if not slices.has_cached:
-        rows: list[dict] = []
-    elif dims:
-        rows = list(cached.values(*dims).annotate(**sums))
-    else:
-        rows = [cached.aggregate(**sums)]
-    merged = rollup.merge([*rows, *live], dims, measures)
+    merged = rollup.merge([*_summed(cached, slices, dims, measures), *live], dims, measures)
     return {key: figures for key, figures in merged.items() if figures.get("run_count", 1)}
 
 
@@ -256,13 +260,7 @@ def entry_groups(
         cached = cached.filter(agent_id__isnull=False)
         live = [row for row in live if row["agent_id"] is not None]
     live = [row for row in live if all(row[name] == value for name, value in filters.items())]
-    sums = {measure: Sum(measure) for measure in ENTRY_MEASURES}
-    if not slices.has_cached:
-        rows: list[dict] = []
-    elif dims:
-        rows = list(cached.values(*dims).annotate(**sums))
-    else:
-        rows = [cached.aggregate(**sums)]
+    rows = _summed(cached, slices, dims, ENTRY_MEASURES)
     return rollup.merge([*rows, *live], dims, ENTRY_MEASURES)
 
 
