@@ -206,6 +206,26 @@ def _measure(workers: Workers, org, user, agent, count: int, prompt: str) -> dic
         "entries": LedgerEntry.objects.filter(ledger__run__in=runs).count(),
         "rss_mb": [rss / 2**20 for rss in workers.peak_rss],
         "connections": list(workers.peak_connections),
+        "phases": _phases([run.pk for run in runs]),
+    }
+
+
+def _phases(run_ids: list[int]) -> dict:
+    """Where the runs' time went, from their own rows: created → claimed (waiting for a slot, the
+    broker and the claim), claimed → ended (assembling, the requests, the booking)."""
+    rows = list(
+        Run.objects.filter(pk__in=run_ids).values_list("created_at", "started_at", "ended_at")
+    )
+    first = min(created for created, _, _ in rows)
+
+    def quantiles(values: list[float]) -> tuple[float, float, float]:
+        values = sorted(values)
+        return tuple(values[min(len(values) - 1, int(q * len(values)))] for q in (0.5, 0.95, 1.0))
+
+    return {
+        "created": quantiles([(created - first).total_seconds() for created, _, _ in rows]),
+        "waited": quantiles([(started - created).total_seconds() for created, started, _ in rows]),
+        "ran": quantiles([(ended - started).total_seconds() for _, started, ended in rows]),
     }
 
 
@@ -264,6 +284,17 @@ def _report(label: str, result: dict) -> None:
         f"peak PostgreSQL connections per worker [{connections}]; worker CPU "
         f"{result['cpu'] * 1000 / max(1, result['requests']):.1f} ms per request "
         f"({result['cpu']:.1f} s in all)"
+    )
+    print(
+        "    "
+        + "; ".join(
+            f"{name} p50 {p50:.2f} s, p95 {p95:.2f} s, max {top:.2f} s"
+            for name, (p50, p95, top) in (
+                ("created after the first", result["phases"]["created"]),
+                ("queued until claimed", result["phases"]["waited"]),
+                ("claimed until ended", result["phases"]["ran"]),
+            )
+        )
     )
     for status, error in result["failures"]:
         print(f"    not completed: {status}: {error}")

@@ -511,11 +511,18 @@ def _check_delegates(spec: AgentSpec, organization, actor, agent, errors) -> Non
             )
 
 
-def _check_model_profile(spec: AgentSpec, organization, errors) -> None:
+def _check_model_profile(spec: AgentSpec, organization, errors, read_profile) -> None:
     from .selectors import model_profiles_for
 
     if spec.model_profile_id is None:
         return
+    if organization is not None and read_profile is not None:
+        # The caller read it already, in this organization (the runner: the profile it runs on).
+        if (
+            read_profile.pk == spec.model_profile_id
+            and read_profile.organization_id == organization.pk
+        ):
+            return
     if (
         organization is None
         or not model_profiles_for(organization).filter(pk=spec.model_profile_id).exists()
@@ -547,12 +554,15 @@ def register_spec_check(check, *, with_actor: bool = False) -> None:
 # --- entry points --------------------------------------------------------------------------
 
 
-def validate_spec(spec, *, organization, actor, agent=None) -> list[PublishError]:
+def validate_spec(
+    spec, *, organization, actor, agent=None, model_profile=None
+) -> list[PublishError]:
     """Every publish rule; an empty list means the spec may be published (or run).
 
     ``organization=None`` (``agenticos spec validate`` without ``--org``) checks everything that
     needs no organization: keys in the vault, sandbox connections, delegate rows and the model
-    profile are then left to the publish itself.
+    profile are then left to the publish itself. ``model_profile`` is the organization's profile
+    the spec names when the caller has read it already: it is not looked for again.
     """
     parsed_spec, errors = parse_spec(spec)
     if parsed_spec is None:
@@ -604,7 +614,7 @@ def validate_spec(spec, *, organization, actor, agent=None) -> list[PublishError
     _check_mcp_connections(spec, organization, actor, errors)
     if organization is not None:
         _check_delegates(spec, organization, actor, agent, errors)
-        _check_model_profile(spec, organization, errors)
+        _check_model_profile(spec, organization, errors, model_profile)
         for check in _SPEC_CHECKS:
             if check in _ACTOR_CHECKS:
                 errors.extend(check(spec, organization, actor))
@@ -655,13 +665,15 @@ def pin_delegates(data: dict[str, Any], organization) -> dict[str, Any]:
     return data
 
 
-def assert_runnable(version) -> None:
-    """Re-run the publish rules on a frozen version at run assembly; raise what to change."""
+def assert_runnable(version, *, model_profile=None) -> None:
+    """Re-run the publish rules on a frozen version at run assembly; raise what to change.
+    ``model_profile``: the profile its spec names, when the caller has read it (validate_spec)."""
     errors = validate_spec(
         version.spec,
         organization=version.agent.organization,
         actor=version.published_by,
         agent=version.agent,
+        model_profile=model_profile,
     )
     if errors:
         raise SpecNotRunnable(version, errors)

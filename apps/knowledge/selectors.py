@@ -167,6 +167,8 @@ def skill_for(organization, pk) -> Skill | None:
 def missing_skill_ids(organization_id: int, ids: Iterable[int]) -> list[int]:
     """The ids that name no skill of this organization (another organization's, or deleted)."""
     ids = [int(i) for i in ids]
+    if not ids:
+        return []  # nothing to look for (and a query that cannot match is still built)
     found = set(
         Skill.objects.filter(organization_id=organization_id, pk__in=ids).values_list(
             "pk", flat=True

@@ -93,6 +93,8 @@ def context_files_for_run(
 def missing_context_ids(organization_id: int, context_ids: Iterable[int]) -> list[int]:
     """The ids that name no file of the organization (for publish validation)."""
     ids = [int(i) for i in context_ids]
+    if not ids:
+        return []  # nothing to look for (and a query that cannot match is still built)
     found = set(
         ContextFile.objects.filter(organization_id=organization_id, pk__in=ids).values_list(
             "pk", flat=True

@@ -8,6 +8,7 @@ connects after the run ended still receives the whole stream and the terminal fr
 from __future__ import annotations
 
 import json
+import threading
 import weakref
 from collections import deque
 from collections.abc import Mapping
@@ -259,6 +260,31 @@ def _redis() -> redis.Redis:
     return _client
 
 
+# Publishers' own connections, kept for the next run once one has read every reply: a worker
+# holding hundreds of runs would otherwise open (and greet) a Redis connection per run.
+_idle_connections: list = []
+_idle_lock = threading.Lock()
+IDLE_CONNECTIONS_KEPT = 64
+
+
+def _borrow_connection(client: redis.Redis):
+    with _idle_lock:
+        if _idle_connections:
+            return _idle_connections.pop()
+    pool = client.connection_pool
+    connection = pool.connection_class(**pool.connection_kwargs)
+    connection.connect()
+    return connection
+
+
+def _give_back(connection) -> None:
+    with _idle_lock:
+        if len(_idle_connections) < IDLE_CONNECTIONS_KEPT:
+            _idle_connections.append(connection)
+            return
+    connection.disconnect()
+
+
 class FramePublisher:
     """Appends one run's frames, numbering them. One writer per run at a time (its worker).
 
@@ -283,10 +309,9 @@ class FramePublisher:
         # not the length: the stream is capped, so its length stops counting frames).
         newest = self.client.xrevrange(self.key, count=1)
         self.seq = _seq_of(newest[0][0]) if newest else 0
-        pool = self.client.connection_pool
-        self._connection = pool.connection_class(**pool.connection_kwargs)
-        self._connection.connect()
-        weakref.finalize(self, self._connection.disconnect)
+        self._connection = _borrow_connection(self.client)
+        # A publisher dropped without close() takes its connection with it.
+        self._dropped = weakref.finalize(self, self._connection.disconnect)
         # Frames written whose reply is not read yet, oldest first: (seq, payload).
         self._unacknowledged: deque[tuple[int, str]] = deque()
         # Frames numbered but not written yet (``hold``), oldest first.
@@ -343,8 +368,12 @@ class FramePublisher:
     def close(self) -> None:
         try:
             self.flush()
-        finally:
-            self._connection.disconnect()
+        except BaseException:
+            self._dropped()  # replies may still be on their way: this connection is done
+            raise
+        # Every reply read: the connection is clean for the next run's publisher.
+        self._dropped.detach()
+        _give_back(self._connection)
         self.client.expire(self.key, FRAME_RETENTION_SECONDS)
 
     def _xadd(self, seq: int, payload: str) -> tuple:

@@ -327,15 +327,16 @@ def after_run(*, run: Run, prepared, deferred, messages, resumed: bool) -> list[
         runtime = getattr(prepared, "delegation", None)
         _settle(run, messages, runtime.settled_returns if runtime is not None else None)
         Run.objects.filter(pk=run.pk).update(paused_state=None)
-    current = Run.objects.get(pk=run.pk)
-    if current.status == RunStatus.BUDGET_EXCEEDED and current.budget_refusal:
-        transaction.on_commit(lambda: _alert_budget(current.pk))
-    if deferred is not None and current.status in (
+        run.paused_state = None
+    # ``run`` is the row as run_finish read it back after its write, in this transaction.
+    if run.status == RunStatus.BUDGET_EXCEEDED and run.budget_refusal:
+        transaction.on_commit(lambda: _alert_budget(run.pk))
+    if deferred is not None and run.status in (
         RunStatus.AWAITING_APPROVAL,
         RunStatus.AWAITING_ANSWER,
     ):
-        frames = _park(current, prepared, deferred, messages)
-        transaction.on_commit(lambda: _alert_parked(current.pk))
+        frames = _park(run, prepared, deferred, messages)
+        transaction.on_commit(lambda: _alert_parked(run.pk))
     return frames
 
 

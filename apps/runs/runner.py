@@ -60,6 +60,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.settings import ModelSettings
 
 from apps.agents.models import AgentStatus
+from apps.agents.selectors import model_profiles_for
 from apps.agents.setup import your_setup_section
 from apps.agents.spec import AgentSpec
 from apps.agents.validation import SpecNotRunnable, assert_runnable
@@ -109,11 +110,12 @@ from .events import (
 )
 from .exposures import exposure_for_run
 from .gauge import context_gauge
-from .modelbuilder import ModelHandle, ModelUnavailable, build_model, model_profile_for
+from .modelbuilder import ModelHandle, ModelUnavailable, build_model, default_model_profile
 from .models import Conversation, Run
 from .offline import offline_toolset
 from .runtime import InlineHost, RunHost, worker_host
 from .search import conversations_for_run
+from .selectors import PreviousTurn, claimed_run, previous_turn
 
 logger = logging.getLogger(__name__)
 
@@ -193,19 +195,21 @@ class PreparedRun:
     delegation: delegation.DelegationRuntime | None = None
 
 
-def _assert_runnable(version) -> None:
+def _assert_runnable(version, model_profile) -> None:
     """Today's publish rules again, on the frozen version (a version published before a rule
     existed is refused with the sentence that says what to change)."""
     try:
-        assert_runnable(version)
+        assert_runnable(version, model_profile=model_profile)
     except SpecNotRunnable as exc:
         changes = "; ".join(str(error) for error in exc.errors)
         raise RunNotRunnable(f"The agent's published version cannot run: {changes}"[:480]) from exc
 
 
-def _history_of(run: Run, *, resume: bool) -> list[ModelMessage]:
+def _history_of(run: Run, *, resume: bool, previous: PreviousTurn | None) -> list[ModelMessage]:
     # Restored whether or not the agent still binds media: its stored parts go back inline.
     def restored(stored) -> list[ModelMessage]:
+        if not stored:
+            return []
         return ModelMessagesTypeAdapter.validate_python(
             media.restored_transcript(
                 stored, organization_id=run.organization_id, conversation_id=run.conversation_id
@@ -216,18 +220,11 @@ def _history_of(run: Run, *, resume: bool) -> list[ModelMessage]:
         return restored(run.transcript)
     if run.conversation_id is None:
         return []
-    previous = (
-        Run.objects.filter(conversation_id=run.conversation_id, created_at__lt=run.created_at)
-        .exclude(pk=run.pk)
-        .exclude(transcript=[])
-        .order_by("-created_at")
-        .values_list("transcript", "created_at")
-        .first()
-    )
-    transcript, since = previous or (None, None)
+    if previous is None:
+        previous = previous_turn(run)
     # What background delegations settled after an answer that transcript already holds.
-    late = delegation.late_notices(run.conversation_id, since=since)
-    return restored(transcript) + late
+    late = delegation.late_notices(run.conversation_id, since=previous.created_at)
+    return restored(previous.transcript) + late
 
 
 def run_audience(run: Run) -> RunAudience:
@@ -370,9 +367,11 @@ def _own_requests(run: Run) -> int:
     ).count()
 
 
-def assemble(run: Run, *, resume: bool = False) -> Assembly:
+def assemble(run: Run, *, resume: bool = False, previous: PreviousTurn | None = None) -> Assembly:
     """The single funnel's first half: a new or resumed run assembled from its published version
     — model, instructions, toolsets, the approval gate, the step limit — reading only.
+    ``previous``: the conversation's previous turn when the caller read it with the run (the
+    worker's claim, ``selectors.claimed_run``); looked up otherwise.
 
     ``RunNotRunnable`` (with the sentence the person sees) when the run cannot start or continue;
     nothing is written either way, so a resume request can check with it before it enqueues."""
@@ -380,9 +379,15 @@ def assemble(run: Run, *, resume: bool = False) -> Assembly:
     agent_row = run.agent
     if agent_row.status == AgentStatus.ARCHIVED:
         raise RunNotRunnable("The agent is archived.")
-    _assert_runnable(version)
     spec = version.frozen_spec
     organization = run.organization
+    # The profile the spec names is read once: the publish rules look for it, the run talks to it.
+    named_profile = (
+        model_profiles_for(organization).filter(pk=spec.model_profile_id).first()
+        if spec.model_profile_id is not None
+        else None
+    )
+    _assert_runnable(version, named_profile)
     # The session's approval mode is checked here, the one funnel a new and a resumed run share:
     # a mode the session may not have refuses the turn with a sentence (seed 003).
     try:
@@ -391,7 +396,7 @@ def assemble(run: Run, *, resume: bool = False) -> Assembly:
         raise RunNotRunnable(exc.sentence) from exc
 
     try:
-        handle = build_model(model_profile_for(organization, spec.model_profile_id))
+        handle = build_model(named_profile or default_model_profile(organization))
     except ModelUnavailable as exc:
         raise RunNotRunnable(exc.sentence) from exc
 
@@ -461,7 +466,7 @@ def assemble(run: Run, *, resume: bool = False) -> Assembly:
         approval_gate=approval_gate,
         resources=resources,
         user_prompt=None if resume else run.input,
-        message_history=_history_of(run, resume=resume),
+        message_history=_history_of(run, resume=resume, previous=previous),
         usage_limits=UsageLimits(request_limit=remaining),
         max_steps=max_steps,
         unbuilt_capabilities=unbuilt,
@@ -859,35 +864,33 @@ def execute_run(
     return async_to_sync(execute_run_async)(run_id, host=InlineHost(), **arguments)
 
 
-def _claim(run_id: int, *, resume: bool) -> Run | None:
-    """The claim and the row, in one trip to the blocking threads; None when not claimable."""
+def _claim(run_id: int, *, resume: bool) -> tuple[Run, PreviousTurn] | None:
+    """The claim and the rows, in one trip to the blocking threads; None when not claimable."""
     try:
         claimed = services.run_claim_running(run_id, resume=resume)
     except (OperationalError, InterfaceError) as exc:
         raise RunClaimUnavailable(str(exc)) from exc
     if not claimed:
         return None
-    # Everything prepare() reads of the run's own rows, in one statement: a worker assembling a
-    # burst of runs spent a quarter of its CPU in prepare(), mostly building small queries.
-    run = Run.objects.select_related(
-        "organization",
-        "agent",
-        "agent_version__published_by",
-        "conversation",
-        "ledger",
-    ).get(pk=run_id)
-    # The version's agent is the run's agent, and its organization the run's: rows read above.
-    run.agent_version.agent = run.agent
-    run.agent.organization = run.organization
-    return run
+    return claimed_run(run_id)
 
 
 def _prepare_claimed(
-    run: Run, assembly: Assembly | None, *, resume: bool, deferred_tool_results, db
+    claim: tuple[Run, PreviousTurn],
+    assembly: Assembly | None,
+    *,
+    resume: bool,
+    deferred_tool_results,
+    db,
 ) -> PreparedRun:
     """The claimed run prepared: assembled now, or from the assembly a caller checked before
     the claim (then the claimed row is the one the run books against)."""
-    assembly = assemble(run, resume=resume) if assembly is None else replace(assembly, run=run)
+    run, previous = claim
+    assembly = (
+        assemble(run, resume=resume, previous=previous)
+        if assembly is None
+        else replace(assembly, run=run)
+    )
     return open_meter(assembly, deferred_tool_results=deferred_tool_results, db=db)
 
 
@@ -903,10 +906,11 @@ async def execute_run_async(
 
     Blocking ORM work goes through ``host.blocking`` (the worker's small thread pool, or the
     calling thread inline); the guard's statements and the cancel watcher use ``host.db``."""
-    run = await host.blocking(_claim, run_id, resume=resume)
-    if run is None:
+    claim = await host.blocking(_claim, run_id, resume=resume)
+    if claim is None:
         logger.info("run %s was not claimable (cancelled, reaped or already running)", run_id)
         return None
+    run = claim[0]
     # Opening the publisher (a connection, a read of the stream's top) and closing it (waiting for
     # every reply) are round trips to Redis: on a thread, never blocking the loop's other runs.
     frames = await asyncio.to_thread(FramePublisher, run.pk)
@@ -921,7 +925,7 @@ async def execute_run_async(
         # One trip to the blocking threads: a second would queue behind the other runs' work.
         prepared = await host.blocking(
             _prepare_claimed,
-            run,
+            claim,
             assembly,
             resume=resume,
             deferred_tool_results=deferred_tool_results,
@@ -958,6 +962,7 @@ async def execute_run_async(
         "messages": state.messages,
         "output": state.output if state.output is not None else "".join(state.partial_text),
         "compaction_skipped": state.compaction_skipped,
+        "resumed": resume,
     }
     # Booked whatever happened, even when the run's own task is being cancelled (a worker
     # shutting down): the booking runs to its end before the cancellation goes on.

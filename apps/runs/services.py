@@ -319,12 +319,17 @@ def run_finish(
     output: str,
     transcript=None,
     compaction_skipped: dict | None = None,
+    resumed: bool = True,
 ) -> Run:
     """Book the run's end: tokens, cost, transcript, status, its assistant turn and its steps.
 
     Called from the runner's finally block outside any transaction: the atomic block below is
     the explicit commit (seed 003: the session context would roll back on the very exception
-    being recorded, and is never reached at all on a cancellation).
+    being recorded, and is never reached at all on a cancellation). Inside the runner's own
+    transaction it joins that one instead of opening a savepoint: a failure rolls both back.
+
+    ``resumed=False`` says this is the run's first segment: no step and no assistant turn of it
+    exists yet (a parked segment writes its own after this), so they are not counted.
     """
     now = timezone.now()
     ledger = Ledger.objects.filter(run_id=run.pk).first()
@@ -355,7 +360,7 @@ def run_finish(
         fields["transcript"] = transcript
     elif messages is not None:
         fields["transcript"] = ModelMessagesTypeAdapter.dump_python(messages, mode="json")
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         written = states.claim(
             run.pk, from_statuses=[RunStatus.RUNNING], to_status=outcome.status, **fields
         )
@@ -376,7 +381,7 @@ def run_finish(
                 outcome.status,
             )
             return Run.objects.get(pk=run.pk)
-        start = RunStep.objects.filter(run_id=run.pk).count()
+        start = RunStep.objects.filter(run_id=run.pk).count() if resumed else 0
         # The compaction notice rides on the request it preceded (the last one if that request
         # was never sent), so the chat draws it again after a reload.
         notice_at = (
@@ -412,7 +417,9 @@ def run_finish(
                 run=finished,
                 role=MessageRole.ASSISTANT,
                 content=output or "",
-                cost_usd=_assistant_turn_cost(finished, finished.cost_usd),
+                cost_usd=_assistant_turn_cost(finished, finished.cost_usd)
+                if resumed
+                else finished.cost_usd,
                 cost_is_partial=finished.cost_is_partial,
                 run_status=finished.status,
                 context_tokens=records[-1].input_tokens if records else None,

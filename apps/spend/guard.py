@@ -179,16 +179,14 @@ class RunMeter:
     def _counters(self) -> list[services.Cap]:
         month = services.month_of()
         if month != self._month:  # first use, or the run crossed into a new month
-            agent, org = services.budget_counters_for(
+            agent, org = services.budget_counter_ids_for(
                 organization_id=self.organization_id,
                 agent_id=self.cap_agent_id or self.agent_id,
                 month=month,
             )
             self._caps = [
-                services.Cap(BudgetScope.AGENT, self.agent_limit_usd, agent.pk, self.agent_warn_at),
-                services.Cap(
-                    BudgetScope.ORGANIZATION, self.org_limit_usd, org.pk, self.org_warn_at
-                ),
+                services.Cap(BudgetScope.AGENT, self.agent_limit_usd, agent, self.agent_warn_at),
+                services.Cap(BudgetScope.ORGANIZATION, self.org_limit_usd, org, self.org_warn_at),
             ]
             self._month = month
         return self._caps

@@ -19,7 +19,7 @@ from decimal import ROUND_UP, Decimal
 from typing import Generic, TypeVar
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Q, Sum
+from django.db.models import Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 from psycopg.types.numeric import Int8
@@ -120,21 +120,40 @@ def budget_counter_for(
         return BudgetCounter.objects.get(**lookup)
 
 
-def budget_counters_for(
+_COUNTERS_OF_A_RUN = Statement(
+    "spend_counters_of_a_run",
+    f"""SELECT id, scope FROM "{BudgetCounter._meta.db_table}"
+    WHERE organization_id = %(organization)s AND month = %(month)s
+      AND ((scope = %(agent_scope)s AND agent_id = %(agent)s)
+        OR (scope = %(organization_scope)s AND agent_id IS NULL))
+    ORDER BY id""",
+)
+
+
+def budget_counter_ids_for(
     *, organization_id: int, agent_id: int, month: dt.date
-) -> tuple[BudgetCounter, BudgetCounter]:
-    """The agent's and the organization's counters of ``month`` in one read (every run opening
-    its meter needs both); one not there yet is created as ``budget_counter_for`` creates it."""
-    agent_lookup, _ = _counter_lookup(organization_id, agent_id, month)
-    org_lookup, _ = _counter_lookup(organization_id, None, month)
-    found: dict[str, BudgetCounter] = {}
-    for counter in BudgetCounter.objects.filter(Q(**agent_lookup) | Q(**org_lookup)).order_by("pk"):
-        found.setdefault(counter.scope, counter)
-    agent = found.get(BudgetScope.AGENT) or budget_counter_for(
-        organization_id=organization_id, agent_id=agent_id, month=month
+) -> tuple[int, int]:
+    """The ids of the agent's and the organization's counters of ``month``, in one read (every
+    run opening its meter needs both; a constant statement, not a query built per run). One not
+    there yet is created as ``budget_counter_for`` creates it."""
+    rows = _execute_hot(
+        _COUNTERS_OF_A_RUN,
+        {
+            "organization": organization_id,
+            "month": month,
+            "agent": agent_id,
+            "agent_scope": BudgetScope.AGENT.value,
+            "organization_scope": BudgetScope.ORGANIZATION.value,
+        },
     )
-    org = found.get(BudgetScope.ORGANIZATION) or budget_counter_for(
-        organization_id=organization_id, agent_id=None, month=month
+    found: dict[str, int] = {}
+    for counter_id, scope in rows:
+        found.setdefault(scope, counter_id)
+    agent = found.get(BudgetScope.AGENT) or (
+        budget_counter_for(organization_id=organization_id, agent_id=agent_id, month=month).pk
+    )
+    org = found.get(BudgetScope.ORGANIZATION) or (
+        budget_counter_for(organization_id=organization_id, agent_id=None, month=month).pk
     )
     return agent, org
 
