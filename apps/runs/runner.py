@@ -93,6 +93,7 @@ from apps.vault.services import secret_reveal
 
 from . import delegation, media, parking, services
 from .choices import RunStatus, StopReason
+from .claiming import ClaimedRun
 from .delegate_stream import delegate_stream_check
 from .events import (
     CompactionFrame,
@@ -115,7 +116,7 @@ from .models import Conversation, Run
 from .offline import offline_toolset
 from .runtime import InlineHost, RunHost, worker_host
 from .search import conversations_for_run
-from .selectors import PreviousTurn, claimed_run, previous_turn
+from .selectors import PreviousTurn, previous_turn
 
 logger = logging.getLogger(__name__)
 
@@ -367,11 +368,11 @@ def _own_requests(run: Run) -> int:
     ).count()
 
 
-def assemble(run: Run, *, resume: bool = False, previous: PreviousTurn | None = None) -> Assembly:
+def assemble(run: Run, *, resume: bool = False, claimed: ClaimedRun | None = None) -> Assembly:
     """The single funnel's first half: a new or resumed run assembled from its published version
     — model, instructions, toolsets, the approval gate, the step limit — reading only.
-    ``previous``: the conversation's previous turn when the caller read it with the run (the
-    worker's claim, ``selectors.claimed_run``); looked up otherwise.
+    ``claimed``: what the worker's claim read with the run (its previous turn, its model
+    profile: apps/runs/claiming.py), so it is not looked up again.
 
     ``RunNotRunnable`` (with the sentence the person sees) when the run cannot start or continue;
     nothing is written either way, so a resume request can check with it before it enqueues."""
@@ -382,11 +383,11 @@ def assemble(run: Run, *, resume: bool = False, previous: PreviousTurn | None = 
     spec = version.frozen_spec
     organization = run.organization
     # The profile the spec names is read once: the publish rules look for it, the run talks to it.
-    named_profile = (
-        model_profiles_for(organization).filter(pk=spec.model_profile_id).first()
-        if spec.model_profile_id is not None
-        else None
-    )
+    named_profile = claimed.model_profile if claimed is not None else None
+    if spec.model_profile_id is None:
+        named_profile = None
+    elif named_profile is None or named_profile.pk != spec.model_profile_id:
+        named_profile = model_profiles_for(organization).filter(pk=spec.model_profile_id).first()
     _assert_runnable(version, named_profile)
     # The session's approval mode is checked here, the one funnel a new and a resumed run share:
     # a mode the session may not have refuses the turn with a sentence (seed 003).
@@ -466,7 +467,9 @@ def assemble(run: Run, *, resume: bool = False, previous: PreviousTurn | None = 
         approval_gate=approval_gate,
         resources=resources,
         user_prompt=None if resume else run.input,
-        message_history=_history_of(run, resume=resume, previous=previous),
+        message_history=_history_of(
+            run, resume=resume, previous=claimed.previous if claimed is not None else None
+        ),
         usage_limits=UsageLimits(request_limit=remaining),
         max_steps=max_steps,
         unbuilt_capabilities=unbuilt,
@@ -864,32 +867,23 @@ def execute_run(
     return async_to_sync(execute_run_async)(run_id, host=InlineHost(), **arguments)
 
 
-def _claim(run_id: int, *, resume: bool) -> tuple[Run, PreviousTurn] | None:
+def _claim(run_id: int, *, resume: bool) -> ClaimedRun | None:
     """The claim and the rows, in one trip to the blocking threads; None when not claimable."""
     try:
-        claimed = services.run_claim_running(run_id, resume=resume)
+        return services.run_claim_running(run_id, resume=resume)
     except (OperationalError, InterfaceError) as exc:
         raise RunClaimUnavailable(str(exc)) from exc
-    if not claimed:
-        return None
-    return claimed_run(run_id)
 
 
 def _prepare_claimed(
-    claim: tuple[Run, PreviousTurn],
-    assembly: Assembly | None,
-    *,
-    resume: bool,
-    deferred_tool_results,
-    db,
+    claimed: ClaimedRun, assembly: Assembly | None, *, resume: bool, deferred_tool_results, db
 ) -> PreparedRun:
     """The claimed run prepared: assembled now, or from the assembly a caller checked before
     the claim (then the claimed row is the one the run books against)."""
-    run, previous = claim
     assembly = (
-        assemble(run, resume=resume, previous=previous)
+        assemble(claimed.run, resume=resume, claimed=claimed)
         if assembly is None
-        else replace(assembly, run=run)
+        else replace(assembly, run=claimed.run)
     )
     return open_meter(assembly, deferred_tool_results=deferred_tool_results, db=db)
 
@@ -906,11 +900,11 @@ async def execute_run_async(
 
     Blocking ORM work goes through ``host.blocking`` (the worker's small thread pool, or the
     calling thread inline); the guard's statements and the cancel watcher use ``host.db``."""
-    claim = await host.blocking(_claim, run_id, resume=resume)
-    if claim is None:
+    claimed = await host.blocking(_claim, run_id, resume=resume)
+    if claimed is None:
         logger.info("run %s was not claimable (cancelled, reaped or already running)", run_id)
         return None
-    run = claim[0]
+    run = claimed.run
     # Opening the publisher (a connection, a read of the stream's top) and closing it (waiting for
     # every reply) are round trips to Redis: on a thread, never blocking the loop's other runs.
     frames = await asyncio.to_thread(FramePublisher, run.pk)
@@ -925,7 +919,7 @@ async def execute_run_async(
         # One trip to the blocking threads: a second would queue behind the other runs' work.
         prepared = await host.blocking(
             _prepare_claimed,
-            claim,
+            claimed,
             assembly,
             resume=resume,
             deferred_tool_results=deferred_tool_results,
@@ -1039,10 +1033,15 @@ def _book_end(
                     Run.objects.filter(pk=run_id).update(paused_state=state)
     except Exception:
         logger.exception("run %s: booking its end failed", run_id)
-        finished = services.run_finish(
-            outcome=Outcome(RunStatus.FAILED, StopReason.INTERNAL_ERROR, INTERNAL_ERROR_SENTENCE),
-            **booking,
-        )
+        # A savepoint of its own when the caller holds a transaction (a trigger's fire drives its
+        # run inside one): a second failure rolls back this booking, not the caller's work.
+        with transaction.atomic():
+            finished = services.run_finish(
+                outcome=Outcome(
+                    RunStatus.FAILED, StopReason.INTERNAL_ERROR, INTERNAL_ERROR_SENTENCE
+                ),
+                **booking,
+            )
     _write_back_plan(run, prepared, finished.status)
     _write_back_reminder_counters(run, prepared)
     return finished, parked_frames

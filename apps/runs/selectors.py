@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
-import functools
 from dataclasses import dataclass
 
 from django.apps import apps
-from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import (
     Case,
     DurationField,
@@ -23,12 +21,10 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce, Now
 
-from apps.agents.models import Agent, AgentVersion
 from apps.agents.selectors import agents_runnable_by
 from apps.capabilities.tools.sources import WEB_TOOL_IDS, web_activity
-from apps.orgs.models import ApiKey, Membership, Organization, User
+from apps.orgs.models import ApiKey, Membership, User
 from apps.orgs.permissions import ROLE_PERMISSIONS, RUNS_VIEW, has_org_permission
-from apps.spend.models import Ledger
 
 from .choices import TERMINAL_STATUSES
 from .events import RunFinishedFrame
@@ -434,7 +430,7 @@ def delegations_of(run: Run) -> QuerySet[Run]:
     return Run.objects.filter(parent_run=run).select_related("agent").order_by("started_at", "pk")
 
 
-# --- the worker's read of a run it claimed ------------------------------------------------------
+# --- the previous turn a run continues ------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -458,94 +454,3 @@ def previous_turn(run: Run) -> PreviousTurn:
         .first()
     )
     return PreviousTurn(*previous) if previous else PreviousTurn()
-
-
-class _Columns:
-    """One model's columns in a joined statement written once, and its instance built back from
-    them with the fields' own database converters (what the ORM's compiler would apply)."""
-
-    def __init__(self, model, alias: str) -> None:
-        self.model = model
-        self.fields = list(model._meta.concrete_fields)
-        self.sql = ", ".join(f'{alias}."{field.column}"' for field in self.fields)
-        self.attnames = [field.attname for field in self.fields]
-        self.pk_index = self.fields.index(model._meta.pk)
-
-    def build(self, values: tuple, using: str):
-        if values[self.pk_index] is None:
-            return None  # a LEFT JOIN that found no row
-        connection = connections[using]
-        converted = []
-        for field, value in zip(self.fields, values, strict=True):
-            expression = field.cached_col
-            for convert in connection.ops.get_db_converters(expression) + field.get_db_converters(
-                connection
-            ):
-                value = convert(value, expression, connection)
-            converted.append(value)
-        return self.model.from_db(using, self.attnames, converted)
-
-
-@functools.cache
-def _claim_read():
-    parts = {
-        "run": _Columns(Run, "r"),
-        "organization": _Columns(Organization, "o"),
-        "agent": _Columns(Agent, "a"),
-        "version": _Columns(AgentVersion, "v"),
-        "published_by": _Columns(User, "u"),
-        "conversation": _Columns(Conversation, "c"),
-        "ledger": _Columns(Ledger, "l"),
-    }
-    table = {name: columns.model._meta.db_table for name, columns in parts.items()}
-    sql = f"""SELECT {", ".join(columns.sql for columns in parts.values())},
-        p.transcript, p.created_at
-    FROM "{table["run"]}" r
-    JOIN "{table["organization"]}" o ON o.id = r.organization_id
-    JOIN "{table["agent"]}" a ON a.id = r.agent_id
-    JOIN "{table["version"]}" v ON v.id = r.agent_version_id
-    LEFT JOIN "{table["published_by"]}" u ON u.id = v.published_by_id
-    LEFT JOIN "{table["conversation"]}" c ON c.id = r.conversation_id
-    LEFT JOIN "{table["ledger"]}" l ON l.run_id = r.id
-    LEFT JOIN LATERAL (
-        SELECT e.transcript, e.created_at FROM "{table["run"]}" e
-        WHERE e.conversation_id = r.conversation_id AND e.created_at < r.created_at
-          AND e.id <> r.id AND e.transcript <> '[]'::jsonb
-        ORDER BY e.created_at DESC LIMIT 1
-    ) p ON true
-    WHERE r.id = %s"""
-    return parts, sql
-
-
-def claimed_run(run_id: int, using: str = DEFAULT_DB_ALIAS) -> tuple[Run, PreviousTurn] | None:
-    """A run its worker has just claimed, with every row preparing it reads — its organization,
-    agent, version and publisher, conversation and ledger — and its conversation's previous
-    turn, in one statement written once: a worker assembling a burst of runs spent a quarter of
-    its CPU building these small queries."""
-    parts, sql = _claim_read()
-    with connections[using].cursor() as cursor:
-        cursor.execute(sql, [run_id])
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    built, start = {}, 0
-    for name, columns in parts.items():
-        end = start + len(columns.fields)
-        built[name] = columns.build(row[start:end], using)
-        start = end
-    transcript, created_at = row[start:]
-    run = built["run"]
-    run.organization = built["organization"]
-    run.agent = built["agent"]
-    run.agent.organization = built["organization"]
-    run.agent_version = built["version"]
-    run.agent_version.agent = built["agent"]
-    run.agent_version.published_by = built["published_by"]
-    run.conversation = built["conversation"]
-    # The run's reverse one-to-one: cached even when absent, so asking for it is no query.
-    Run.ledger.related.set_cached_value(run, built["ledger"])
-    if transcript is not None:
-        transcript = Run._meta.get_field("transcript").from_db_value(
-            transcript, None, connections[using]
-        )
-    return run, PreviousTurn(transcript, created_at)

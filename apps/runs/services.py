@@ -25,7 +25,7 @@ from apps.orgs.permissions import AGENTS_RUN, RUNS_VIEW, SETTINGS_MANAGE, has_or
 from apps.spend.models import Ledger
 from apps.spend.services import budget_counters_reconcile, month_of
 
-from . import delegation, hooks, queue, states
+from . import claiming, delegation, hooks, queue, states
 from .choices import (
     LIVE_STATUSES,
     PARKED_STATUSES,
@@ -36,6 +36,7 @@ from .choices import (
     StopReason,
     Surface,
 )
+from .claiming import ClaimedRun
 from .events import announce_run, reset_frames
 from .media import conversation_media_delete
 from .models import Conversation, Message, Run, RunStep
@@ -133,26 +134,23 @@ def run_create(
     return run
 
 
-def run_claim_running(run_id: int, *, resume: bool = False) -> bool:
-    """queued → running (or parked → running for a resume), committed before any model call."""
+def run_claim_running(run_id: int, *, resume: bool = False) -> ClaimedRun | None:
+    """queued → running (or parked → running for a resume), committed before any model call;
+    the run read back with everything preparing it reads (apps/runs/claiming.py), or None when
+    it was not there to claim (cancelled, reaped, or claimed by another worker)."""
     now = timezone.now()
-    from_statuses = (
-        [RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_ANSWER] if resume else [RunStatus.QUEUED]
-    )
-    updates = {
-        "last_transition_at": now,
-        # The claiming worker vouches for the run from now on (renewed by its watcher).
-        "lease_expires_at": now + dt.timedelta(seconds=settings.RUN_LEASE_SECONDS),
-    }
-    if not resume:
-        # A resume keeps the original started_at: the run spans both segments (seed 003).
-        updates["started_at"] = now
-    return states.claim(
+    return claiming.claim_running(
         run_id,
-        from_statuses=from_statuses,
-        to_status=RunStatus.RUNNING,
-        where={"cancel_requested_at__isnull": True},
-        **updates,
+        from_statuses=(
+            [RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_ANSWER]
+            if resume
+            else [RunStatus.QUEUED]
+        ),
+        now=now,
+        # The claiming worker vouches for the run from now on (renewed by its watcher).
+        lease_expires_at=now + dt.timedelta(seconds=settings.RUN_LEASE_SECONDS),
+        # A resume keeps the original started_at: the run spans both segments (seed 003).
+        keep_started_at=resume,
     )
 
 
@@ -325,8 +323,9 @@ def run_finish(
 
     Called from the runner's finally block outside any transaction: the atomic block below is
     the explicit commit (seed 003: the session context would roll back on the very exception
-    being recorded, and is never reached at all on a cancellation). Inside the runner's own
-    transaction it joins that one instead of opening a savepoint: a failure rolls both back.
+    being recorded, and is never reached at all on a cancellation). Inside a caller's transaction
+    (the runner's booking) it joins that one instead of opening a savepoint: a failure rolls back
+    the caller's block with it.
 
     ``resumed=False`` says this is the run's first segment: no step and no assistant turn of it
     exists yet (a parked segment writes its own after this), so they are not counted.
