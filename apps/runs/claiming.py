@@ -4,8 +4,8 @@ one statement written once.
 A worker assembling a burst of runs spent a quarter of its CPU in Django building the same small
 queries for each of them (docs/runner.md, "The claim in one statement"). This statement is built
 once per process from the models' own columns, every value a bound parameter, and its rows are
-turned back into model instances with the fields' own database converters — what the ORM's
-compiler does for a ``select_related`` query. It reads the run, its organization, agent,
+turned back into model instances (apps/runs/rows.py) — what the ORM does for a
+``select_related`` query. It reads the run, its organization, agent,
 version and publisher, conversation and ledger; the model profile its version names, with that
 profile's vault secret; and the conversation's previous turn (the transcript the next request
 continues).
@@ -29,6 +29,7 @@ from apps.vault.models import Secret
 
 from .choices import RunStatus
 from .models import Conversation, Run
+from .rows import Columns, built_rows
 from .selectors import PreviousTurn
 from .states import check_transition
 
@@ -44,42 +45,18 @@ class ClaimedRun:
     model_profile: ModelProfile | None
 
 
-class _Columns:
-    """One model's columns in the statement, and its instance built back from them."""
-
-    def __init__(self, model, alias: str) -> None:
-        self.model = model
-        self.fields = list(model._meta.concrete_fields)
-        self.sql = ", ".join(f'{alias}."{field.column}"' for field in self.fields)
-        self.attnames = [field.attname for field in self.fields]
-        self.pk_index = self.fields.index(model._meta.pk)
-
-    def build(self, values: tuple, using: str):
-        if values[self.pk_index] is None:
-            return None  # a LEFT JOIN that found no row
-        connection = connections[using]
-        converted = []
-        for field, value in zip(self.fields, values, strict=True):
-            expression = field.cached_col
-            converters = connection.ops.get_db_converters(expression)
-            for convert in converters + field.get_db_converters(connection):
-                value = convert(value, expression, connection)
-            converted.append(value)
-        return self.model.from_db(using, self.attnames, converted)
-
-
 @functools.cache
-def _statement() -> tuple[dict[str, _Columns], str]:
+def _statement() -> tuple[dict[str, Columns], str]:
     parts = {
-        "run": _Columns(Run, "r"),
-        "organization": _Columns(Organization, "o"),
-        "agent": _Columns(Agent, "a"),
-        "version": _Columns(AgentVersion, "v"),
-        "published_by": _Columns(User, "u"),
-        "conversation": _Columns(Conversation, "c"),
-        "ledger": _Columns(Ledger, "l"),
-        "model_profile": _Columns(ModelProfile, "m"),
-        "secret": _Columns(Secret, "s"),
+        "run": Columns(Run, "r"),
+        "organization": Columns(Organization, "o"),
+        "agent": Columns(Agent, "a"),
+        "version": Columns(AgentVersion, "v"),
+        "published_by": Columns(User, "u"),
+        "conversation": Columns(Conversation, "c"),
+        "ledger": Columns(Ledger, "l"),
+        "model_profile": Columns(ModelProfile, "m"),
+        "secret": Columns(Secret, "s"),
     }
     table = {name: columns.model._meta.db_table for name, columns in parts.items()}
     sql = f"""WITH r AS (
@@ -142,12 +119,8 @@ def claim_running(
         row = cursor.fetchone()
     if row is None:
         return None
-    built, start = {}, 0
-    for name, columns in parts.items():
-        end = start + len(columns.fields)
-        built[name] = columns.build(row[start:end], using)
-        start = end
-    transcript, previous_created_at = row[start:]
+    built, rest = built_rows(parts, row, using)
+    transcript, previous_created_at = rest
     return ClaimedRun(
         run=_wired(built),
         previous=PreviousTurn(

@@ -956,7 +956,6 @@ async def execute_run_async(
         "messages": state.messages,
         "output": state.output if state.output is not None else "".join(state.partial_text),
         "compaction_skipped": state.compaction_skipped,
-        "resumed": resume,
     }
     # Booked whatever happened, even when the run's own task is being cancelled (a worker
     # shutting down): the booking runs to its end before the cancellation goes on.

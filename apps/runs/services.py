@@ -25,7 +25,7 @@ from apps.orgs.permissions import AGENTS_RUN, RUNS_VIEW, SETTINGS_MANAGE, has_or
 from apps.spend.models import Ledger
 from apps.spend.services import budget_counters_reconcile, month_of
 
-from . import claiming, delegation, hooks, queue, states
+from . import claiming, delegation, finishing, hooks, queue, states
 from .choices import (
     LIVE_STATUSES,
     PARKED_STATUSES,
@@ -317,21 +317,17 @@ def run_finish(
     output: str,
     transcript=None,
     compaction_skipped: dict | None = None,
-    resumed: bool = True,
 ) -> Run:
-    """Book the run's end: tokens, cost, transcript, status, its assistant turn and its steps.
+    """Book the run's end: tokens, cost, transcript, status, its assistant turn and its steps,
+    in one statement (apps/runs/finishing.py).
 
     Called from the runner's finally block outside any transaction: the atomic block below is
     the explicit commit (seed 003: the session context would roll back on the very exception
     being recorded, and is never reached at all on a cancellation). Inside a caller's transaction
     (the runner's booking) it joins that one instead of opening a savepoint: a failure rolls back
     the caller's block with it.
-
-    ``resumed=False`` says this is the run's first segment: no step and no assistant turn of it
-    exists yet (a parked segment writes its own after this), so they are not counted.
     """
     now = timezone.now()
-    ledger = Ledger.objects.filter(run_id=run.pk).first()
     fields = {
         "stop_reason": outcome.stop_reason,
         "error": outcome.error[:500],
@@ -339,90 +335,57 @@ def run_finish(
         "output": output,
         # A run that parks has not ended: it waits for a person (apps/runs/parking.py).
         "ended_at": None if outcome.status in PARKED_STATUSES else now,
-        "last_transition_at": now,
-        "lease_expires_at": None,
     }
     if model is not None:
         fields.update(
             model_label=model.label, model_provider=model.provider, model_name=model.model_name
-        )
-    if ledger is not None:
-        fields.update(
-            cost_usd=ledger.cost_usd,
-            cost_is_partial=ledger.cost_is_partial,
-            input_tokens=ledger.input_tokens,
-            output_tokens=ledger.output_tokens,
-            request_count=ledger.request_count,
         )
     if transcript is not None:
         # Dumped already, its large parts in storage (apps/runs/media.py).
         fields["transcript"] = transcript
     elif messages is not None:
         fields["transcript"] = ModelMessagesTypeAdapter.dump_python(messages, mode="json")
+    # The compaction notice rides on the request it preceded (the last one if that request
+    # was never sent), so the chat draws it again after a reload.
+    notice_at = (
+        min(compaction_skipped.get("request", 0), len(records) - 1) if compaction_skipped else -1
+    )
+    steps = [
+        finishing.Step(
+            detail={
+                "model": record.model_name,
+                "tool_calls": record.tool_calls,
+                "priced": record.priced,
+                **(
+                    {"compaction_skipped": _skipped_notice(compaction_skipped)}
+                    if index == notice_at
+                    else {}
+                ),
+            },
+            input_tokens=record.input_tokens,
+            output_tokens=record.output_tokens,
+            cost_usd=record.cost_usd,
+        )
+        for index, record in enumerate(records)
+    ]
     with transaction.atomic(savepoint=False):
-        written = states.claim(
-            run.pk, from_statuses=[RunStatus.RUNNING], to_status=outcome.status, **fields
+        finished = finishing.finish(
+            run.pk,
+            to_status=outcome.status,
+            fields=fields,
+            steps=steps,
+            content=output or "",
+            context_tokens=records[-1].input_tokens if records else None,
+            now=now,
         )
-        if not written:
-            # A sweep ended it while it was still alive (the reaper, or the lease sweep after a long
-            # stall): its own terminal write lands later and wins.
-            written = states.claim(
-                run.pk,
-                from_statuses=[RunStatus.FAILED],
-                to_status=outcome.status,
-                where={"stop_reason__in": [StopReason.REAPED, StopReason.WORKER_LOST]},
-                **fields,
-            )
-        if not written:
-            logger.warning(
-                "run %s: finish found it no longer running; outcome %s not written",
-                run.pk,
-                outcome.status,
-            )
-            return Run.objects.get(pk=run.pk)
-        start = RunStep.objects.filter(run_id=run.pk).count() if resumed else 0
-        # The compaction notice rides on the request it preceded (the last one if that request
-        # was never sent), so the chat draws it again after a reload.
-        notice_at = (
-            min(compaction_skipped.get("request", 0), len(records) - 1)
-            if compaction_skipped
-            else -1
+    if finished is None:
+        # A sweep ended it for good while it was still alive, or it never ran: what it says stays.
+        logger.warning(
+            "run %s: finish found it no longer running; outcome %s not written",
+            run.pk,
+            outcome.status,
         )
-        RunStep.objects.bulk_create(
-            RunStep(
-                run_id=run.pk,
-                number=start + index + 1,
-                kind=StepKind.MODEL_REQUEST,
-                detail={
-                    "model": record.model_name,
-                    "tool_calls": record.tool_calls,
-                    "priced": record.priced,
-                    **(
-                        {"compaction_skipped": _skipped_notice(compaction_skipped)}
-                        if index == notice_at
-                        else {}
-                    ),
-                },
-                input_tokens=record.input_tokens,
-                output_tokens=record.output_tokens,
-                cost_usd=record.cost_usd,
-            )
-            for index, record in enumerate(records)
-        )
-        finished = Run.objects.get(pk=run.pk)
-        if finished.conversation_id is not None:
-            Message.objects.create(
-                conversation_id=finished.conversation_id,
-                run=finished,
-                role=MessageRole.ASSISTANT,
-                content=output or "",
-                cost_usd=_assistant_turn_cost(finished, finished.cost_usd)
-                if resumed
-                else finished.cost_usd,
-                cost_is_partial=finished.cost_is_partial,
-                run_status=finished.status,
-                context_tokens=records[-1].input_tokens if records else None,
-            )
+        return Run.objects.get(pk=run.pk)
     return finished
 
 
