@@ -394,6 +394,17 @@ def release_move(counter_ids: list[int], reserved_usd: Decimal) -> Move[None]:
 # --- the ledger ---------------------------------------------------------------------------------
 
 
+_LEDGER_OPEN = Statement(
+    "spend_ledger_open",
+    f"""INSERT INTO "{Ledger._meta.db_table}"
+        (run_id, organization_id, agent_id, cost_usd, cost_is_partial, input_tokens,
+         output_tokens, request_count, created_at, updated_at)
+    VALUES (%(run)s, %(organization)s, %(agent)s, %(cost_usd)s, %(cost_is_partial)s,
+            %(input_tokens)s, %(output_tokens)s, %(request_count)s, %(now)s, %(now)s)
+    RETURNING id""",
+)
+
+
 def ledger_open(*, run) -> Ledger:
     """The run's one ledger; a resumed run finds the one it had, with everything it spent.
 
@@ -404,9 +415,31 @@ def ledger_open(*, run) -> Ledger:
         ledger = getattr(run, "ledger", None)  # the join found none: None, not a query
         if ledger is not None:
             return ledger
-        return Ledger.objects.create(
-            run=run, organization_id=run.organization_id, agent_id=run.agent_id
+        now = timezone.now()
+        ledger = Ledger(
+            run=run,
+            organization_id=run.organization_id,
+            agent_id=run.agent_id,
+            created_at=now,
+            updated_at=now,
         )
+        # A constant statement: every run a worker starts opens one (docs/runner.md).
+        [(ledger.pk,)] = _execute_hot(
+            _LEDGER_OPEN,
+            {
+                "run": run.pk,
+                "organization": run.organization_id,
+                "agent": run.agent_id,
+                "cost_usd": ledger.cost_usd,
+                "cost_is_partial": ledger.cost_is_partial,
+                "input_tokens": ledger.input_tokens,
+                "output_tokens": ledger.output_tokens,
+                "request_count": ledger.request_count,
+                "now": now,
+            },
+        )
+        ledger._state.adding = False
+        return ledger
     ledger, _ = Ledger.objects.get_or_create(
         run=run, defaults={"organization_id": run.organization_id, "agent_id": run.agent_id}
     )
