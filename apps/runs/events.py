@@ -301,13 +301,15 @@ class FramePublisher:
     flushes first: another connection's read is not ordered after this one's unacknowledged writes.
     """
 
-    def __init__(self, run_id: int) -> None:
+    def __init__(self, run_id: int, *, fresh: bool = False) -> None:
+        """``fresh``: the run's first segment, whose stream its creation emptied
+        (``announce_run``) and nothing but this publisher writes: numbered from 1 unread."""
         self.run_id = run_id
         self.key = _stream_key(run_id)
         self.client = _redis()
         # A resumed run continues the numbering of its earlier segment (from the newest entry,
         # not the length: the stream is capped, so its length stops counting frames).
-        newest = self.client.xrevrange(self.key, count=1)
+        newest = None if fresh else self.client.xrevrange(self.key, count=1)
         self.seq = _seq_of(newest[0][0]) if newest else 0
         self._connection = _borrow_connection(self.client)
         # A publisher dropped without close() takes its connection with it.
@@ -439,11 +441,14 @@ def newest_seq(run_id: int) -> int:
 
 
 def announce_run(conversation_id: int, run_id: int) -> None:
-    """Tell a conversation's followers that a run started in it (they then follow its frames)."""
-    client = _redis()
+    """A new run: any stream left under its id dropped (``reset_frames``), and its conversation's
+    followers told it started (they then follow its frames) — one round trip to Redis."""
     key = _conversation_key(conversation_id)
-    client.xadd(key, {"run_id": str(run_id)}, maxlen=1_000, approximate=True)
-    client.expire(key, FRAME_RETENTION_SECONDS)
+    pipeline = _redis().pipeline(transaction=False)
+    pipeline.delete(_stream_key(run_id))
+    pipeline.xadd(key, {"run_id": str(run_id)}, maxlen=1_000, approximate=True)
+    pipeline.expire(key, FRAME_RETENTION_SECONDS)
+    pipeline.execute()
 
 
 def reset_frames(run_id: int) -> None:

@@ -905,9 +905,10 @@ async def execute_run_async(
         logger.info("run %s was not claimable (cancelled, reaped or already running)", run_id)
         return None
     run = claimed.run
-    # Opening the publisher (a connection, a read of the stream's top) and closing it (waiting for
-    # every reply) are round trips to Redis: on a thread, never blocking the loop's other runs.
-    frames = await asyncio.to_thread(FramePublisher, run.pk)
+    # Opening the publisher (a connection; for a resumed segment, a read of the stream's top) and
+    # closing it (waiting for every reply) are round trips to Redis: on a thread, never blocking
+    # the loop's other runs.
+    frames = await asyncio.to_thread(FramePublisher, run.pk, fresh=not resume)
     prepared: PreparedRun | None = None
     state = DriveState()
     failure: BaseException | None = None

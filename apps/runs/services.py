@@ -37,7 +37,7 @@ from .choices import (
     Surface,
 )
 from .claiming import ClaimedRun
-from .events import announce_run, reset_frames
+from .events import announce_run
 from .media import conversation_media_delete
 from .models import Conversation, Message, Run, RunStep
 from .parking import STEP_AWAITING_ANSWER, STEP_AWAITING_APPROVAL, STEP_EXPIRED
@@ -100,7 +100,8 @@ def run_create(
         conversation.organization_id != organization.pk or conversation.agent_id != agent.pk
     ):
         raise ValidationError({"conversation_id": "the conversation belongs to another agent"})
-    if conversation is None:
+    continued = conversation is not None
+    if not continued:
         conversation = Conversation.objects.create(
             organization=organization,
             agent=agent,
@@ -122,10 +123,10 @@ def run_create(
         exposure_id=exposure_id,
     )
     Message.objects.create(conversation=conversation, run=run, role=MessageRole.USER, content=input)
-    Conversation.objects.filter(pk=conversation.pk).update(updated_at=timezone.now())
+    if continued:  # a conversation created just now was updated just now
+        Conversation.objects.filter(pk=conversation.pk).update(updated_at=timezone.now())
 
     def after_commit() -> None:
-        reset_frames(run.pk)
         announce_run(conversation.pk, run.pk)
         if enqueue:
             _enqueue(run.pk)
