@@ -19,8 +19,9 @@ from __future__ import annotations
 import datetime as dt
 import functools
 from dataclasses import dataclass
+from typing import cast
 
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, connections, models
 
 from apps.agents.models import Agent, AgentVersion, ModelProfile
 from apps.orgs.models import Organization, User
@@ -121,14 +122,12 @@ def claim_running(
         return None
     built, rest = built_rows(parts, row, using)
     transcript, previous_created_at = rest
+    if transcript is not None:
+        field = cast(models.JSONField, Run._meta.get_field("transcript"))
+        transcript = field.from_db_value(transcript, field.cached_col, connections[using])
     return ClaimedRun(
         run=_wired(built),
-        previous=PreviousTurn(
-            Run._meta.get_field("transcript").from_db_value(transcript, None, connections[using])
-            if transcript is not None
-            else None,
-            previous_created_at,
-        ),
+        previous=PreviousTurn(transcript, previous_created_at),
         model_profile=_profile(built),
     )
 

@@ -21,8 +21,9 @@ import functools
 import json
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import cast
 
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, connections, models
 
 from apps.spend.models import Ledger
 
@@ -130,9 +131,10 @@ def finish(
         value = fields.get(name)
         if value is None:
             return None
-        return Run._meta.get_field(name).get_db_prep_save(value, connection)
+        field = cast(models.JSONField, Run._meta.get_field(name))
+        return field.get_db_prep_save(value, connection)
 
-    detail_field = RunStep._meta.get_field("detail")
+    detail_field = cast(models.JSONField, RunStep._meta.get_field("detail"))
     run, sql = _statement()
     with connection.cursor() as cursor:
         cursor.execute(

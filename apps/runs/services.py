@@ -101,7 +101,7 @@ def run_create(
     ):
         raise ValidationError({"conversation_id": "the conversation belongs to another agent"})
     continued = conversation is not None
-    if not continued:
+    if conversation is None:
         conversation = Conversation.objects.create(
             organization=organization,
             agent=agent,
