@@ -516,13 +516,13 @@ def _check_model_profile(spec: AgentSpec, organization, errors, read_profile) ->
 
     if spec.model_profile_id is None:
         return
-    if organization is not None and read_profile is not None:
-        # The caller read it already, in this organization (the runner: the profile it runs on).
-        if (
-            read_profile.pk == spec.model_profile_id
-            and read_profile.organization_id == organization.pk
-        ):
-            return
+    if (
+        organization is not None
+        and read_profile is not None
+        and read_profile.pk == spec.model_profile_id
+        and read_profile.organization_id == organization.pk
+    ):
+        return  # the caller read it already, in this organization (the runner: the one it runs on)
     if (
         organization is None
         or not model_profiles_for(organization).filter(pk=spec.model_profile_id).exists()

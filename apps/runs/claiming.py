@@ -8,7 +8,7 @@ turned back into model instances (apps/runs/rows.py) — what the ORM does for a
 ``select_related`` query. It reads the run, its organization, agent,
 version and publisher, conversation and ledger; the model profile its version names, with that
 profile's vault secret; and the conversation's previous turn (the transcript the next request
-continues).
+continues; read on its own by ``selectors.previous_turn``, which this join must match).
 
 The move itself is the state machine's (``states.check_transition``): claimed from the statuses
 the caller names, and only while nobody has asked to cancel the run.

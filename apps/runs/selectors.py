@@ -443,6 +443,8 @@ class PreviousTurn:
 
 
 def previous_turn(run: Run) -> PreviousTurn:
+    """Read on its own; the worker's claim reads the same row in its statement (the LATERAL
+    join of apps/runs/claiming.py), so the two change together."""
     if run.conversation_id is None:
         return PreviousTurn()
     previous = (

@@ -36,7 +36,6 @@ from .choices import (
     StopReason,
     Surface,
 )
-from .claiming import ClaimedRun
 from .events import announce_run
 from .media import conversation_media_delete
 from .models import Conversation, Message, Run, RunStep
@@ -135,7 +134,7 @@ def run_create(
     return run
 
 
-def run_claim_running(run_id: int, *, resume: bool = False) -> ClaimedRun | None:
+def run_claim_running(run_id: int, *, resume: bool = False) -> claiming.ClaimedRun | None:
     """queued → running (or parked → running for a resume), committed before any model call;
     the run read back with everything preparing it reads (apps/runs/claiming.py), or None when
     it was not there to claim (cancelled, reaped, or claimed by another worker)."""
@@ -301,7 +300,8 @@ def _book_abandoned_delegations(run_id: int, paused_state, sentence: str) -> Non
 
 
 def _assistant_turn_cost(run: Run, run_cost: Decimal) -> Decimal:
-    """This turn's share: what the run spent minus what its earlier assistant turns claim."""
+    """This turn's share: what the run spent minus what its earlier assistant turns claim. (A
+    run's own end prices its turn by the same rule in SQL: apps/runs/finishing.py.)"""
     claimed = Message.objects.filter(run=run, role=MessageRole.ASSISTANT).aggregate(
         total=Sum("cost_usd")
     )["total"]

@@ -60,6 +60,17 @@ def agent(org, builder):
     return published_agent(org, name="Helper", created_by=builder)
 
 
+@pytest.fixture
+def memory_agent(org, builder):
+    """An agent with a memory store and conversation search: what a sender's identity decides."""
+    return published_agent(
+        org,
+        name="Rememberer",
+        created_by=builder,
+        capabilities=[{"id": "memory_files"}, {"id": "conversation_search"}],
+    )
+
+
 def channel_secret(org, name, value):
     return secret_create(actor=None, organization=org, name=name, purpose="channel", value=value)
 

@@ -23,7 +23,6 @@ from apps.channels.stream import Listener
 from apps.memory.models import MemoryNote
 from apps.runs.models import Run
 from tests.runs.conftest import celery_worker, wait_for  # noqa: F401  (fixture)
-from tests.runs.factories import published_agent
 
 from .conftest import make_binding, mattermost_post, post_mattermost
 
@@ -45,16 +44,6 @@ def eventually(check, timeout=30.0, what="the condition"):
 @pytest.fixture
 def mattermost(fake):
     return fake("mattermost")
-
-
-@pytest.fixture
-def memory_agent(org, builder):
-    return published_agent(
-        org,
-        name="Rememberer",
-        created_by=builder,
-        capabilities=[{"id": "memory_files"}, {"id": "conversation_search"}],
-    )
 
 
 @pytest.fixture

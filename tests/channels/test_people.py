@@ -13,7 +13,6 @@ from apps.channels.models import AccountLink, ChannelMessage, LinkRequest
 from apps.memory.models import MemoryNote
 from apps.runs.models import Run
 from tests.memory.support import returns_of
-from tests.runs.factories import published_agent
 
 from .conftest import make_binding, post_slack, slack_event
 
@@ -36,16 +35,6 @@ def send(binding, payload, capture):
 @pytest.fixture
 def slack(fake):
     return fake("slack")
-
-
-@pytest.fixture
-def memory_agent(org, builder):
-    return published_agent(
-        org,
-        name="Rememberer",
-        created_by=builder,
-        capabilities=[{"id": "memory_files"}, {"id": "conversation_search"}],
-    )
 
 
 @pytest.fixture

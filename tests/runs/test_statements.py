@@ -120,7 +120,6 @@ def test_a_run_whose_cancel_was_asked_is_not_claimed(org, owner, member, provide
 def test_a_resumed_runs_steps_follow_its_earlier_ones_and_its_turn_costs_only_what_is_new(
     org, owner, member, provider, allow_local_model_requests
 ):
-
     agent, _ = _agent(org, owner, provider)
     run = run_create(actor=member, organization=org, agent=agent, input="hello")
     execute_run(run.pk)
