@@ -47,6 +47,12 @@ SCHEDULE: tuple[PeriodicJob, ...] = (
         description="Fails running runs whose worker stopped renewing their lease (docs/runner.md).",
     ),
     PeriodicJob(
+        name="knowledge: sweep lapsed indexing leases",
+        task="apps.knowledge.tasks.sweep_indexing_leases",
+        every_seconds=60,
+        description="Requeues (or, after three tries, fails) documents whose indexing worker stopped, and starts queued ones (docs/knowledge.md).",
+    ),
+    PeriodicJob(
         name="approvals: expire stale approvals",
         task="apps.approvals.tasks.expire_stale_approvals",
         every_seconds=HOUR,

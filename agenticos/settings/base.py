@@ -215,6 +215,9 @@ KNOWLEDGE_MAX_UPLOAD_BYTES = env_int("KNOWLEDGE_MAX_UPLOAD_BYTES", 20 * 1024 * 1
 # The most text one document is indexed to (characters); the rest is left out and the document
 # says so in its status line.
 KNOWLEDGE_MAX_DOCUMENT_CHARS = env_int("KNOWLEDGE_MAX_DOCUMENT_CHARS", 5_000_000, minimum=1000)
+# Documents one organization may have indexing at once; more wait queued until one ends
+# (docs/knowledge.md, "Indexing"), so one organization's uploads cannot hold every worker.
+KNOWLEDGE_MAX_INDEXING_PER_ORG = env_int("KNOWLEDGE_MAX_INDEXING_PER_ORG", 2, minimum=1)
 # BLAS threads the built-in embedder uses per call. One: a worker embeds for many runs at once,
 # and on a small machine BLAS threads that spin against each other made a query 10x slower.
 KNOWLEDGE_EMBEDDER_THREADS = env_int("KNOWLEDGE_EMBEDDER_THREADS", 1, minimum=1)

@@ -12,7 +12,10 @@ type: 'file'") — after which the agent downloads the same document again.
 - Word, PowerPoint and Excel (the Office Open XML formats) and OpenDocument text: their XML is
   read with the standard library — each is a zip of XML whose text sits in a few known elements,
   which needs no further dependency. Every member is read with a size cap, so a zip bomb is a
-  refusal, not a full disk or memory.
+  refusal, not a full disk or memory. Word and OpenDocument text are streamed through expat
+  (:func:`_stream_paragraphs`) and never held as a tree: their body is one part that can be tens
+  of MB, and a 184 KB upload whose 60 MB body was empty paragraphs cost a worker 0.8 GB as a tree.
+  A paragraph with nothing a reader would see is dropped there, and reading stops at ``max_chars``.
 
 Only text up to ``max_chars`` is extracted (the caller cuts what it returns at the same number), so
 a 2,000-page PDF is not parsed in full to keep its first page. Nothing here reaches the network or
@@ -23,9 +26,12 @@ from __future__ import annotations
 
 import io
 import re
+import unicodedata
 import zipfile
+import zlib
 from dataclasses import dataclass
 from xml.etree import ElementTree
+from xml.parsers import expat
 
 PDF_MAX_PAGES = 2000
 # A member of an office zip is read to at most this many bytes (the text of a 2,000-page report
@@ -185,6 +191,131 @@ def _xml(archive: zipfile.ZipFile, name: str) -> ElementTree.Element:
         ) from exc
 
 
+def visible(text: str) -> bool:
+    """Whether ``text`` holds a character a reader would see: spaces, line and paragraph
+    separators, control characters and format characters (zero-width spaces, joiners, marks)
+    alone make an empty paragraph, which must not become a chunk to embed."""
+    return any(unicodedata.category(char) not in _INVISIBLE for char in text)
+
+
+_INVISIBLE = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
+
+
+@dataclass(frozen=True)
+class _Vocabulary:
+    """Which elements of a word-processor body make its paragraphs: ``paragraphs`` are read as
+    one line each; character data counts only inside ``text`` (every element when None);
+    ``spaces`` are empty elements standing for a space (a tab, a line break; OpenDocument's
+    ``text:s`` carries a count in ``text:c``); ``page_break`` starts a new page."""
+
+    paragraphs: frozenset[str]
+    text: frozenset[str] | None
+    spaces: frozenset[str]
+    page_break: str | None = None
+    space_count: str | None = None
+
+
+# expat names an element "namespace}local" with this separator: the tags below without their "{".
+_DOCX_BODY = _Vocabulary(
+    paragraphs=frozenset({f"{_W[1:]}p"}),
+    text=frozenset({f"{_W[1:]}t"}),
+    spaces=frozenset({f"{_W[1:]}tab", f"{_W[1:]}br", f"{_W[1:]}cr"}),
+)
+_ODT_BODY = _Vocabulary(
+    paragraphs=frozenset({f"{_TEXT_NS[1:]}p", f"{_TEXT_NS[1:]}h"}),
+    text=None,
+    spaces=frozenset({f"{_TEXT_NS[1:]}s", f"{_TEXT_NS[1:]}tab", f"{_TEXT_NS[1:]}line-break"}),
+    # LibreOffice writes where its layout broke the pages (text:soft-page-break): the pages a
+    # reader sees.
+    page_break=f"{_TEXT_NS[1:]}soft-page-break",
+    space_count=f"{_TEXT_NS[1:]}c",
+)
+# How much of a streamed part is decompressed and parsed at a time.
+_FEED_BYTES = 64 * 1024
+
+
+def _refuse_declarations(*_args) -> None:
+    # Office parts never declare a DTD or entities; one that does is refused before any entity
+    # could expand (the billion-laughs shape), as defusedxml does.
+    raise Unreadable("an office file whose XML declares a DTD or entities")
+
+
+def _stream_paragraphs(
+    archive: zipfile.ZipFile, name: str, vocabulary: _Vocabulary, *, max_chars: int
+) -> list[list[str]]:
+    """The visible paragraphs of the part ``name``, page by page, read piece by piece.
+
+    Nothing is kept but the lines: expat calls back per element, an empty paragraph leaves
+    nothing behind, and reading stops once ``max_chars`` characters of text were kept or the part
+    unpacks past :data:`MEMBER_MAX_BYTES`. A paragraph nested in another (a text box, a note) is
+    a line of its own; a paragraph is on the page where it started."""
+    info = archive.getinfo(name)
+    if info.file_size > MEMBER_MAX_BYTES:
+        raise Unreadable(f"an office file whose part {name} unpacks to {info.file_size:,} bytes")
+    pages: list[list[str]] = [[]]
+    # The paragraphs open around the parser's position, innermost last: (page index, pieces).
+    open_paragraphs: list[tuple[int, list[str]]] = []
+    inside_text = 0
+    kept = 0
+
+    def start(tag: str, attributes: dict[str, str]) -> None:
+        nonlocal inside_text
+        if tag in vocabulary.paragraphs:
+            open_paragraphs.append((len(pages) - 1, []))
+        elif tag == vocabulary.page_break:
+            pages.append([])
+        elif not open_paragraphs:
+            return
+        elif vocabulary.text is not None and tag in vocabulary.text:
+            inside_text += 1
+        elif tag in vocabulary.spaces:
+            count = attributes.get(vocabulary.space_count or "", "1")
+            open_paragraphs[-1][1].append(" " * min(int(count) if count.isdigit() else 1, 100))
+
+    def end(tag: str) -> None:
+        nonlocal inside_text, kept
+        if tag in vocabulary.paragraphs and open_paragraphs:
+            page, pieces = open_paragraphs.pop()
+            line = "".join(pieces).strip()
+            if visible(line):
+                pages[page].append(line)
+                kept += len(line)
+        elif vocabulary.text is not None and tag in vocabulary.text and inside_text:
+            inside_text -= 1
+
+    def characters(data: str) -> None:
+        if open_paragraphs and (vocabulary.text is None or inside_text):
+            open_paragraphs[-1][1].append(data)
+
+    parser = expat.ParserCreate(namespace_separator="}")
+    parser.buffer_text = True
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.CharacterDataHandler = characters
+    parser.StartDoctypeDeclHandler = _refuse_declarations
+    parser.EntityDeclHandler = _refuse_declarations
+    unpacked = 0
+    try:
+        with archive.open(info) as member:
+            while kept < max_chars:
+                piece = member.read(_FEED_BYTES)
+                unpacked += len(piece)
+                if unpacked > MEMBER_MAX_BYTES:
+                    raise Unreadable(
+                        f"an office file whose part {name} unpacks past {MEMBER_MAX_BYTES:,} bytes"
+                    )
+                parser.Parse(piece, not piece)
+                if not piece:
+                    break
+    except expat.ExpatError as exc:
+        raise Unreadable(
+            f"an office file whose part {name} is not well-formed XML ({exc})"
+        ) from exc
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as exc:
+        raise Unreadable(f"an office file whose part {name} cannot be unpacked ({exc})") from exc
+    return pages
+
+
 def _paragraphs(root: ElementTree.Element, paragraph_tag: str, text_tag: str) -> list[str]:
     lines = []
     for paragraph in root.iter(paragraph_tag):
@@ -211,12 +342,12 @@ def _office_text(data: bytes, media_type: str, *, max_chars: int) -> ExtractedTe
         length = 0
         try:
             if media_type == DOCX:
-                sections = _paragraphs(_xml(archive, "word/document.xml"), f"{_W}p", f"{_W}t")
+                (sections,) = _stream_paragraphs(
+                    archive, "word/document.xml", _DOCX_BODY, max_chars=max_chars
+                )
             elif media_type == ODT:
-                root = _xml(archive, "content.xml")
-                sections = [
-                    t for p in root.iter(f"{_TEXT_NS}p") if (t := "".join(p.itertext()).strip())
-                ]
+                pages = _stream_paragraphs(archive, "content.xml", _ODT_BODY, max_chars=max_chars)
+                sections = [line for lines in pages for line in lines]
             elif media_type == PPTX:
                 for number, name in enumerate(
                     _numbered(names, r"ppt/slides/slide(\d+)\.xml"), start=1
@@ -358,7 +489,7 @@ def extract_pages(data: bytes, media_type: str, *, max_chars: int) -> ExtractedP
         ]
     elif media_type == ODT:
         kind = DOCUMENT_KINDS[ODT]
-        pages = _odt_pages(data)
+        pages = _odt_pages(data, max_chars=max_chars)
     elif media_type == DOCX:
         kind = DOCUMENT_KINDS[DOCX]
         pages = [(None, _office_text(data, media_type, max_chars=max_chars).text)]
@@ -396,27 +527,16 @@ def _pdf_pages(data: bytes, *, max_chars: int) -> list[tuple[int | None, str]]:
     ]
 
 
-def _odt_pages(data: bytes) -> list[tuple[int | None, str]]:
+def _odt_pages(data: bytes, *, max_chars: int) -> list[tuple[int | None, str]]:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, OSError) as exc:
         raise Unreadable(f"an OpenDocument text that is not a valid zip ({exc})") from exc
     with archive:
         try:
-            root = _xml(archive, "content.xml")
+            pages = _stream_paragraphs(archive, "content.xml", _ODT_BODY, max_chars=max_chars)
         except KeyError as exc:
             raise Unreadable(f"an OpenDocument text missing its part {exc}") from exc
-    # LibreOffice writes where its layout broke the pages (text:soft-page-break) and where the
-    # author did (a paragraph style with a break); the soft breaks are the pages a reader sees.
-    pages: list[list[str]] = [[]]
-    soft_break = f"{_TEXT_NS}soft-page-break"
-    for paragraph in root.iter():
-        if paragraph.tag == soft_break:
-            pages.append([])
-        elif paragraph.tag in (f"{_TEXT_NS}p", f"{_TEXT_NS}h"):
-            line = "".join(paragraph.itertext()).strip()
-            if line:
-                pages[-1].append(line)
     return [(number, "\n".join(lines)) for number, lines in enumerate(pages, start=1)]
 
 

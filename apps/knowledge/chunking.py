@@ -4,13 +4,17 @@ Chunks are small and precise (matching and ranking run on them; parent_context g
 outward at return time). Each chunk stays on one page, so its citation names one page; chunks of
 a document are numbered in reading order (``ordinal``), so ordinal ± 1 is the text right before
 and after. Boundaries prefer a blank line, then a sentence end, then a space; a chunk never
-splits a word unless the word alone is longer than a chunk.
+splits a word unless the word alone is longer than a chunk. A paragraph with nothing a reader
+would see (spaces, zero-width or control characters) is no chunk: embedding it costs the same
+as real text and no search can ever want it.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from apps.capabilities.documents import visible
 
 TARGET_CHARS = 700
 LIMIT_CHARS = 1000
@@ -30,7 +34,7 @@ def _pieces(text: str, limit: int) -> list[str]:
     out: list[str] = []
     for paragraph in re.split(r"\n\s*\n", text):
         paragraph = paragraph.strip()
-        if not paragraph:
+        if not visible(paragraph):
             continue
         if len(paragraph) <= limit:
             out.append(paragraph)
@@ -39,9 +43,11 @@ def _pieces(text: str, limit: int) -> list[str]:
             while len(sentence) > limit:
                 cut = sentence.rfind(" ", 0, limit)
                 cut = cut if cut > limit // 2 else limit
-                out.append(sentence[:cut].strip())
+                piece = sentence[:cut].strip()
+                if visible(piece):
+                    out.append(piece)
                 sentence = sentence[cut:].strip()
-            if sentence:
+            if visible(sentence):
                 out.append(sentence)
     return out
 

@@ -105,6 +105,13 @@ class Document(models.Model):
     chunks_total = models.PositiveIntegerField(default=0)
     chunks_done = models.PositiveIntegerField(default=0)
     failure_reason = models.CharField(max_length=500, blank=True)
+    # The worker indexing the document renews this lease while it lives; once it lapses the
+    # indexing sweep requeues the document (or fails it after INDEX_MAX_ATTEMPTS), and a re-index
+    # is accepted: a worker killed mid-job no longer leaves it "indexing" for ever.
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # Claims since the upload or the last re-index. Also the claim's fencing token: a worker
+    # whose lease lapsed and whose document was claimed again writes nothing more.
+    attempts = models.PositiveSmallIntegerField(default=0)
     pages = models.PositiveIntegerField(null=True, blank=True)
     uploaded_by = models.ForeignKey(
         "orgs.User", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
@@ -117,6 +124,13 @@ class Document(models.Model):
         indexes = [
             # The collection page's list, newest first.
             models.Index(fields=["collection", "-created_at"], name="knowledge_doc_coll_created"),
+            # The per-organization indexing quota (documents indexing now), the queue behind it
+            # (oldest queued first) and the indexing sweep (leases of documents indexing).
+            models.Index(
+                fields=["organization", "status", "created_at"],
+                condition=models.Q(status__in=["queued", "indexing"]),
+                name="knowledge_doc_in_flight",
+            ),
         ]
 
     def __str__(self) -> str:

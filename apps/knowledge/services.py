@@ -10,14 +10,17 @@ embedding as ingestion spend on the organization's month (never an agent's), the
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import logging
 import re
+import threading
 
 from celery import current_app
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from apps.audit.services import record_audit
@@ -257,11 +260,21 @@ def document_upload(
 
 @transaction.atomic
 def document_reindex(*, actor, document: Document) -> Document:
-    """Index again from the stored bytes: ready or failed → queued (a document already queued or
-    indexing is refused, naming its status)."""
+    """Index again from the stored bytes: ready, failed, or indexing by a worker whose lease
+    lapsed (it died) → queued, with its attempts counted afresh. A document queued or indexing
+    by a live worker is refused, naming its status."""
     _require(actor, document.organization)
-    claimed = Document.objects.filter(pk=document.pk, status__in=REINDEXABLE_STATUSES).update(
-        status=DocumentStatus.QUEUED, chunks_done=0, failure_reason=""
+    lapsed = Q(status=DocumentStatus.INDEXING) & _lease_lapsed(timezone.now())
+    claimed = (
+        Document.objects.filter(pk=document.pk)
+        .filter(Q(status__in=REINDEXABLE_STATUSES) | lapsed)
+        .update(
+            status=DocumentStatus.QUEUED,
+            chunks_done=0,
+            failure_reason="",
+            attempts=0,
+            lease_expires_at=None,
+        )
     )
     if not claimed:
         raise ValidationError(
@@ -272,10 +285,12 @@ def document_reindex(*, actor, document: Document) -> Document:
         organization=document.organization,
         action="knowledge.document.reindex",
         subject=("knowledge.document", document.pk, document.file_name),
-        details={"collection_id": document.collection_id},
+        details={"collection_id": document.collection_id, "was": document.status},
     )
     _enqueue(document.pk)
-    document.refresh_from_db(fields=["status", "chunks_done", "failure_reason"])
+    document.refresh_from_db(
+        fields=["status", "chunks_done", "failure_reason", "attempts", "lease_expires_at"]
+    )
     return document
 
 
@@ -294,6 +309,34 @@ def document_delete(*, actor, document: Document) -> None:
 
 # --- the index job --------------------------------------------------------------------------
 
+# A worker holds the document it indexes by a lease of this length, renewed every third of it by
+# a thread beside the job (a long PDF's extraction or an endpoint's slow batch outlasts any one
+# step); when the worker dies the lease lapses and the indexing sweep takes the document back.
+INDEX_LEASE_SECONDS = 90
+# A document whose worker was lost this many times is failed rather than requeued: a file that
+# kills its worker (by exhausting its memory, say) would otherwise kill one worker after another.
+INDEX_MAX_ATTEMPTS = 3
+# pg_advisory_xact_lock(class, organization): one claim at a time per organization, so two
+# workers cannot both see a free slot under the indexing quota and both take it.
+_QUOTA_LOCK_CLASS = 24_025
+
+INTERNAL_ERROR_SENTENCE = (
+    "Indexing failed with an internal error; the details are in the worker log."
+)
+
+
+def _lost_sentence(attempts: int) -> str:
+    return (
+        f"Indexing stopped {attempts} times without finishing: the worker indexing it was lost "
+        "each time (a file that exhausts a worker's memory does this). Re-index to try again; if "
+        "it stops again, split the file or save it in another format."
+    )
+
+
+def _lease_lapsed(now) -> Q:
+    # No lease at all on an indexing document means a worker from before leases claimed it.
+    return Q(lease_expires_at__lt=now) | Q(lease_expires_at__isnull=True)
+
 
 def _embedder_of(collection: Collection):
     if collection.embedder == Embedder.LOCAL:
@@ -310,19 +353,142 @@ def _embedder_of(collection: Collection):
     )
 
 
-def _fail(document_id: int, reason: str) -> None:
-    Document.objects.filter(pk=document_id).update(
-        status=DocumentStatus.FAILED, failure_reason=reason[:500]
+def _indexing_now(organization_id: int, now) -> int:
+    """Documents of the organization a live worker is indexing (a lapsed lease holds no slot:
+    its worker is gone, and the sweep requeues the document)."""
+    return Document.objects.filter(
+        organization_id=organization_id,
+        status=DocumentStatus.INDEXING,
+        lease_expires_at__gte=now,
+    ).count()
+
+
+def _claim(document_id: int, organization_id: int) -> int | None:
+    """``queued → indexing`` if the organization is under its indexing quota; the claim's
+    attempt number (its fencing token), or None when the document stays where it is."""
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_advisory_xact_lock(%s, %s)", [_QUOTA_LOCK_CLASS, organization_id]
+            )
+        now = timezone.now()
+        if _indexing_now(organization_id, now) >= settings.KNOWLEDGE_MAX_INDEXING_PER_ORG:
+            # It waits queued: the document that ends next, or the sweep, starts it.
+            return None
+        claimed = Document.objects.filter(pk=document_id, status=DocumentStatus.QUEUED).update(
+            status=DocumentStatus.INDEXING,
+            chunks_done=0,
+            chunks_total=0,
+            failure_reason="",
+            attempts=F("attempts") + 1,
+            lease_expires_at=now + dt.timedelta(seconds=INDEX_LEASE_SECONDS),
+        )
+        if not claimed:
+            return None
+        return Document.objects.values_list("attempts", flat=True).get(pk=document_id)
+
+
+def _held(document_id: int, attempt: int) -> QuerySet:
+    """The document, only while this claim still holds it (indexing, and not claimed again)."""
+    return Document.objects.filter(pk=document_id, status=DocumentStatus.INDEXING, attempts=attempt)
+
+
+def _renew(document_id: int, attempt: int) -> bool:
+    return bool(
+        _held(document_id, attempt).update(
+            lease_expires_at=timezone.now() + dt.timedelta(seconds=INDEX_LEASE_SECONDS)
+        )
     )
+
+
+class _LeaseKeeper:
+    """Renews the claim's lease from a thread of its own while the job runs: the lease then
+    lapses exactly when the worker process stops, however long one step of the job takes."""
+
+    def __init__(self, document_id: int, attempt: int) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._keep,
+            args=(document_id, attempt),
+            name=f"knowledge-lease-{document_id}",
+            daemon=True,
+        )
+
+    def __enter__(self) -> _LeaseKeeper:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _keep(self, document_id: int, attempt: int) -> None:
+        try:
+            while not self._stop.wait(INDEX_LEASE_SECONDS / 3):
+                try:
+                    connection.close_if_unusable_or_obsolete()
+                    if not _renew(document_id, attempt):
+                        return  # claimed again or deleted: the job notices at its next write
+                except DatabaseError:
+                    # The database is away; the next renewal tries again, and if the lease
+                    # lapses meanwhile the sweep requeues the document.
+                    logger.warning("could not renew the lease of document %s", document_id)
+        finally:
+            connection.close()  # this thread's own connection
+
+
+def _end(document_id: int, attempt: int, status: str, **fields) -> bool:
+    return bool(_held(document_id, attempt).update(status=status, lease_expires_at=None, **fields))
+
+
+def _fail(document_id: int, attempt: int, reason: str) -> None:
+    _end(document_id, attempt, DocumentStatus.FAILED, failure_reason=reason[:500])
+
+
+def _start_waiting(organization_id: int, now=None) -> int:
+    """Enqueue the organization's oldest queued documents, as many as its quota has room for;
+    how many. A document already on its way is harmless: only one claim succeeds."""
+    now = now or timezone.now()
+    room = settings.KNOWLEDGE_MAX_INDEXING_PER_ORG - _indexing_now(organization_id, now)
+    if room <= 0:
+        return 0
+    waiting = list(
+        Document.objects.filter(organization_id=organization_id, status=DocumentStatus.QUEUED)
+        .order_by("created_at", "pk")
+        .values_list("pk", flat=True)[:room]
+    )
+    for document_id in waiting:
+        _enqueue(document_id)
+    return len(waiting)
 
 
 def document_index(document_id: int) -> str | None:
-    """Index one queued document; returns its final status (None when it was not queued)."""
-    claimed = Document.objects.filter(pk=document_id, status=DocumentStatus.QUEUED).update(
-        status=DocumentStatus.INDEXING, chunks_done=0, chunks_total=0, failure_reason=""
+    """Index one queued document; returns its final status, or None when this call did not
+    index it (not queued, the organization at its indexing quota, or the claim lost to the
+    sweep while the job ran). The next queued document of the organization starts after it."""
+    organization_id = (
+        Document.objects.filter(pk=document_id, status=DocumentStatus.QUEUED)
+        .values_list("organization_id", flat=True)
+        .first()
     )
-    if not claimed:
+    if organization_id is None:
         return None
+    attempt = _claim(document_id, organization_id)
+    if attempt is None:
+        return None
+    try:
+        with _LeaseKeeper(document_id, attempt):
+            outcome = _index_claimed(document_id, attempt)
+    except Exception:
+        # Recorded on the document (the console shows it failed) and raised for the worker's log.
+        _fail(document_id, attempt, INTERNAL_ERROR_SENTENCE)
+        _start_waiting(organization_id)
+        raise
+    _start_waiting(organization_id)
+    return outcome
+
+
+def _index_claimed(document_id: int, attempt: int) -> str | None:
     document = Document.objects.select_related(
         "collection__embedding_profile__secret", "organization"
     ).get(pk=document_id)
@@ -334,14 +500,26 @@ def document_index(document_id: int) -> str | None:
             max_chars=settings.KNOWLEDGE_MAX_DOCUMENT_CHARS,
         )
     except Unreadable as exc:
-        _fail(document_id, f"The file could not be read: {exc}.")
+        _fail(document_id, attempt, f"The file could not be read: {exc}.")
         return DocumentStatus.FAILED
-    drafts = chunk_pages(extracted.pages)
-    numbered = [number for number, _ in extracted.pages if number is not None]
-    Chunk.objects.filter(document_id=document_id).delete()
-    Document.objects.filter(pk=document_id).update(
-        chunks_total=len(drafts), pages=max(numbered) if numbered else None
-    )
+    # PostgreSQL text cannot hold NUL. Removed rather than replaced: a UTF-16 file without a
+    # byte-order mark decodes as text with a NUL after every letter, and reads right without.
+    pages = [(number, text.replace("\x00", "")) for number, text in extracted.pages]
+    drafts = chunk_pages(pages)
+    if not drafts:
+        _fail(
+            document_id,
+            attempt,
+            f"The file could not be read: a {extracted.kind} with no text in it.",
+        )
+        return DocumentStatus.FAILED
+    numbered = [number for number, _ in pages if number is not None]
+    with transaction.atomic():
+        if not _held(document_id, attempt).update(
+            chunks_total=len(drafts), pages=max(numbered) if numbered else None
+        ):
+            return None
+        Chunk.objects.filter(document_id=document_id).delete()
     embedder = _embedder_of(collection)
     tokens = 0
     try:
@@ -350,6 +528,14 @@ def document_index(document_id: int) -> str | None:
             embedded = embedder.embed([draft.text for draft in batch])
             tokens += embedded.input_tokens
             with transaction.atomic():
+                # First, so a claim lost to the sweep (this worker was thought dead) writes
+                # nothing more: the row lock orders this against the sweep's requeue.
+                if not _held(document_id, attempt).update(
+                    chunks_done=start + len(batch),
+                    lease_expires_at=timezone.now() + dt.timedelta(seconds=INDEX_LEASE_SECONDS),
+                ):
+                    _book_ingestion(document, embedder, tokens)
+                    return None
                 Chunk.objects.bulk_create(
                     [
                         Chunk(
@@ -376,16 +562,49 @@ def document_index(document_id: int) -> str | None:
                             start + len(batch),
                         ],
                     )
-                Document.objects.filter(pk=document_id).update(chunks_done=start + len(batch))
     except EmbeddingFailed as exc:
         _book_ingestion(document, embedder, tokens)
-        _fail(document_id, str(exc))
+        _fail(document_id, attempt, str(exc))
         return DocumentStatus.FAILED
     _book_ingestion(document, embedder, tokens)
-    Document.objects.filter(pk=document_id, status=DocumentStatus.INDEXING).update(
-        status=DocumentStatus.READY, indexed_at=timezone.now()
-    )
+    if not _end(document_id, attempt, DocumentStatus.READY, indexed_at=timezone.now()):
+        return None
     return DocumentStatus.READY
+
+
+def documents_sweep_lapsed_leases(*, now=None) -> int:
+    """Take back every document whose indexing worker stopped renewing its lease: requeued while
+    it has had fewer than INDEX_MAX_ATTEMPTS claims, failed with the reason after that. Then
+    start the queued documents of every organization with room under its quota (a requeued one,
+    or one whose job message a broker lost). Returns how many documents it took back."""
+    now = now or timezone.now()
+    lapsed = Document.objects.filter(_lease_lapsed(now), status=DocumentStatus.INDEXING)
+    taken_back = 0
+    for document_id, attempts in lapsed.values_list("pk", "attempts"):
+        still_lapsed = Document.objects.filter(
+            _lease_lapsed(now), pk=document_id, status=DocumentStatus.INDEXING, attempts=attempts
+        )
+        if attempts >= INDEX_MAX_ATTEMPTS:
+            moved = still_lapsed.update(
+                status=DocumentStatus.FAILED,
+                lease_expires_at=None,
+                failure_reason=_lost_sentence(attempts),
+            )
+        else:
+            moved = still_lapsed.update(
+                status=DocumentStatus.QUEUED, lease_expires_at=None, chunks_done=0
+            )
+        taken_back += moved
+    if taken_back:
+        logger.warning("indexing sweep took back %d document(s) whose worker stopped", taken_back)
+    waiting = (
+        Document.objects.filter(status=DocumentStatus.QUEUED)
+        .values_list("organization_id", flat=True)
+        .distinct()
+    )
+    for organization_id in sorted(set(waiting)):
+        _start_waiting(organization_id, now)
+    return taken_back
 
 
 def _book_ingestion(document: Document, embedder, tokens: int) -> None:

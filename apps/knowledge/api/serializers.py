@@ -1,3 +1,5 @@
+from collections.abc import Mapping
+
 from rest_framework import serializers
 
 from ..models import (
@@ -28,11 +30,24 @@ class CollectionSerializer(serializers.ModelSerializer):
         ]
 
 
+class JsonText(serializers.CharField):
+    """Text that must arrive as a JSON string (DRF's CharField would store ``3`` as ``"3"``,
+    accepting what the schema says is refused)."""
+
+    default_error_messages = {"not_text": "Must be text (a JSON string)."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("not_text")
+        return super().to_internal_value(data)
+
+
 class CollectionWriteSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=120)
-    description = serializers.CharField(
-        max_length=300, required=False, allow_blank=True, default=""
-    )
+    """A new collection. A key it does not know is refused, each named: a misspelt
+    ``restricted`` would otherwise make an open collection of what was meant to be closed."""
+
+    name = JsonText(max_length=120)
+    description = JsonText(max_length=300, required=False, allow_blank=True, default="")
     restricted = serializers.BooleanField(required=False, default=False)
     embedding_profile_id = serializers.IntegerField(
         required=False, allow_null=True, default=None, min_value=1
@@ -40,6 +55,19 @@ class CollectionWriteSerializer(serializers.Serializer):
     dimensions = serializers.IntegerField(
         required=False, allow_null=True, default=None, min_value=1
     )
+
+    def to_internal_value(self, data):
+        unknown = sorted(set(data) - set(self.fields)) if isinstance(data, Mapping) else []
+        errors = {key: ["Not a field of a collection."] for key in unknown}
+        try:
+            values = super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            if not errors:
+                raise
+            raise serializers.ValidationError({**exc.detail, **errors}) from exc
+        if errors:
+            raise serializers.ValidationError(errors)
+        return values
 
 
 class CollectionGrantSerializer(serializers.Serializer):
@@ -86,18 +114,6 @@ class SkillSerializer(serializers.ModelSerializer):
     class Meta:
         model = Skill
         fields = ["id", "name", "description", "body", "files", "created_at", "updated_at"]
-
-
-class JsonText(serializers.CharField):
-    """Text that must arrive as a JSON string (DRF's CharField would store ``3`` as ``"3"``,
-    accepting what the schema says is refused)."""
-
-    default_error_messages = {"not_text": "Must be text (a JSON string)."}
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("not_text")
-        return super().to_internal_value(data)
 
 
 class SkillWriteSerializer(serializers.Serializer):
