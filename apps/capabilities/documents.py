@@ -248,22 +248,26 @@ def _stream_paragraphs(
     Nothing is kept but the lines: expat calls back per element, an empty paragraph leaves
     nothing behind, and reading stops once ``max_chars`` characters of text were kept or the part
     unpacks past :data:`MEMBER_MAX_BYTES`. A paragraph nested in another (a text box, a note) is
-    a line of its own; a paragraph is on the page where it started."""
+    a line of its own; a paragraph is on the page where its text started."""
     info = archive.getinfo(name)
     if info.file_size > MEMBER_MAX_BYTES:
         raise Unreadable(f"an office file whose part {name} unpacks to {info.file_size:,} bytes")
     pages: list[list[str]] = [[]]
-    # The paragraphs open around the parser's position, innermost last: (page index, pieces).
-    open_paragraphs: list[tuple[int, list[str]]] = []
+    # The paragraphs open around the parser's position, innermost last: [page index, pieces].
+    open_paragraphs: list[list] = []
     inside_text = 0
     kept = 0
 
     def start(tag: str, attributes: dict[str, str]) -> None:
         nonlocal inside_text
         if tag in vocabulary.paragraphs:
-            open_paragraphs.append((len(pages) - 1, []))
+            open_paragraphs.append([len(pages) - 1, []])
         elif tag == vocabulary.page_break:
             pages.append([])
+            # A break before any text of the paragraphs around it: they start on the new page.
+            for paragraph in open_paragraphs:
+                if not visible("".join(paragraph[1])):
+                    paragraph[0] = len(pages) - 1
         elif not open_paragraphs:
             return
         elif vocabulary.text is not None and tag in vocabulary.text:

@@ -191,3 +191,31 @@ def test_a_grant_to_someone_outside_the_organization_is_a_422(client_for, owner,
         f"{URL}{private.pk}/grants/", {"user_id": outsider.pk}, format="json"
     )
     assert response.status_code == 422 and "user_id" in response.json()
+
+
+@pytest.mark.parametrize("name", [42, 4.5, True, ["Policies"], {"text": "Policies"}])
+def test_a_collection_name_that_is_not_text_is_a_422_naming_name(client_for, builder, org, name):
+    response = client_for(builder, org).post(URL, {"name": name}, format="json")
+    assert response.status_code == 422
+    assert list(response.json()) == ["name"]
+    assert not AuditEntry.objects.filter(action="knowledge.collection.create").exists()
+
+
+def test_a_collection_description_that_is_not_text_is_a_422_naming_it(client_for, builder, org):
+    response = client_for(builder, org).post(
+        URL, {"name": "Policies", "description": 7}, format="json"
+    )
+    assert response.status_code == 422 and list(response.json()) == ["description"]
+
+
+def test_unknown_keys_of_a_new_collection_are_a_422_naming_each(client_for, builder, org):
+    client = client_for(builder, org)
+    response = client.post(
+        URL, {"name": "Policies", "restrcited": True, "owner": "someone"}, format="json"
+    )
+    assert response.status_code == 422
+    assert sorted(response.json()) == ["owner", "restrcited"]
+    # With a bad field as well, every problem is named in one answer.
+    both = client.post(URL, {"name": 42, "colour": "red"}, format="json")
+    assert both.status_code == 422 and sorted(both.json()) == ["colour", "name"]
+    assert client.get(URL).json() == []
