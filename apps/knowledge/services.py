@@ -1,7 +1,8 @@
 """Every write to collections and documents: each names its actor, needs ``context:edit`` (a
 None actor is an operator's shell or a test's setup), and is audited in the same transaction.
 
-Indexing (:func:`document_index`) is the worker's: claim ``queued → indexing``, extract the text
+Indexing (:func:`document_index`) is the worker's: claim ``queued → indexing`` (under the
+organization's indexing quota, holding a lease the indexing sweep watches), extract the text
 page by page (``apps.capabilities.documents``, the one parser), chunk it, embed the chunks in
 batches while ``chunks_done`` counts up, write them with their full-text vectors, book the
 embedding as ingestion spend on the organization's month (never an agent's), then ``ready`` — or

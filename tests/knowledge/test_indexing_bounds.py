@@ -249,3 +249,55 @@ def test_a_lapsed_lease_holds_no_slot_of_the_quota(owner, handbook):
         actor=owner, collection=handbook, file_name="c.txt", data=b"Refunds within 30 days."
     )
     assert document_index(document.pk) == "ready"
+
+
+@pytest.mark.django_db(transaction=True)
+@override_settings(KNOWLEDGE_MAX_INDEXING_PER_ORG=1)
+def test_two_claims_of_one_organization_take_turns_so_the_quota_holds(owner, handbook):
+    """The last free slot cannot go to two workers at once: a claim waits for the one in
+    progress (another worker's, played here by the test's own transaction) and then sees it."""
+    import threading
+
+    from django.db import connection, transaction
+
+    from apps.knowledge.services import _QUOTA_LOCK_CLASS
+
+    other = document_upload(actor=owner, collection=handbook, file_name="a.txt", data=b"A text.")
+    mine = document_upload(actor=owner, collection=handbook, file_name="b.txt", data=b"B text.")
+    outcome: list = []
+
+    def worker() -> None:
+        try:
+            outcome.append(document_index(mine.pk))
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=worker)
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_advisory_xact_lock(%s, %s)",
+                [_QUOTA_LOCK_CLASS, handbook.organization_id],
+            )
+            thread.start()
+            waiting = threading.Event()
+            deadline = timezone.now() + dt.timedelta(seconds=60)
+            # Until the worker's claim is seen waiting for the organization's lock.
+            while timezone.now() < deadline:
+                cursor.execute(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                    " AND classid = %s AND objid = %s",
+                    [_QUOTA_LOCK_CLASS, handbook.organization_id],
+                )
+                if cursor.fetchone()[0]:
+                    break
+                waiting.wait(0.05)
+            else:
+                pytest.fail("the claim did not wait for the organization's claim lock")
+        # The other worker's claim, committed as this transaction ends and the lock is released.
+        Document.objects.filter(pk=other.pk).update(
+            status="indexing", attempts=1, lease_expires_at=timezone.now() + dt.timedelta(minutes=1)
+        )
+    thread.join(timeout=60)
+    assert outcome == [None]
+    assert Document.objects.get(pk=mine.pk).status == "queued"
