@@ -257,9 +257,11 @@ def _stream_paragraphs(
     open_paragraphs: list[list] = []
     inside_text = 0
     kept = 0
+    # Characters gathered in paragraphs not ended yet: one paragraph of 60 MB is bounded too.
+    pending = 0
 
     def start(tag: str, attributes: dict[str, str]) -> None:
-        nonlocal inside_text
+        nonlocal inside_text, pending
         if tag in vocabulary.paragraphs:
             open_paragraphs.append([len(pages) - 1, []])
         elif tag == vocabulary.page_break:
@@ -274,22 +276,31 @@ def _stream_paragraphs(
             inside_text += 1
         elif tag in vocabulary.spaces:
             count = attributes.get(vocabulary.space_count or "", "1")
-            open_paragraphs[-1][1].append(" " * min(int(count) if count.isdigit() else 1, 100))
+            spaces = " " * min(int(count) if count.isdecimal() else 1, 100)
+            open_paragraphs[-1][1].append(spaces)
+            pending += len(spaces)
+
+    def keep(page: int, pieces: list[str]) -> None:
+        nonlocal kept, pending
+        raw = "".join(pieces)
+        pending -= len(raw)
+        line = raw.strip()
+        if visible(line):
+            pages[page].append(line)
+            kept += len(line)
 
     def end(tag: str) -> None:
-        nonlocal inside_text, kept
+        nonlocal inside_text
         if tag in vocabulary.paragraphs and open_paragraphs:
-            page, pieces = open_paragraphs.pop()
-            line = "".join(pieces).strip()
-            if visible(line):
-                pages[page].append(line)
-                kept += len(line)
+            keep(*open_paragraphs.pop())
         elif vocabulary.text is not None and tag in vocabulary.text and inside_text:
             inside_text -= 1
 
     def characters(data: str) -> None:
+        nonlocal pending
         if open_paragraphs and (vocabulary.text is None or inside_text):
             open_paragraphs[-1][1].append(data)
+            pending += len(data)
 
     parser = expat.ParserCreate(namespace_separator="}")
     parser.buffer_text = True
@@ -301,7 +312,7 @@ def _stream_paragraphs(
     unpacked = 0
     try:
         with archive.open(info) as member:
-            while kept < max_chars:
+            while kept + pending < max_chars:
                 piece = member.read(_FEED_BYTES)
                 unpacked += len(piece)
                 if unpacked > MEMBER_MAX_BYTES:
@@ -317,6 +328,9 @@ def _stream_paragraphs(
         ) from exc
     except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as exc:
         raise Unreadable(f"an office file whose part {name} cannot be unpacked ({exc})") from exc
+    # Stopped at the cap inside a paragraph: what it gathered so far is text like any other.
+    while open_paragraphs:
+        keep(*open_paragraphs.pop())
     return pages
 
 

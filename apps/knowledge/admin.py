@@ -47,7 +47,16 @@ class DocumentAdmin(admin.ModelAdmin):
     list_filter = ["status", "media_type", "organization"]
     search_fields = ["file_name", "org_unit", "failure_reason"]
     exclude = ["content"]
-    readonly_fields = ["status", "chunks_done", "chunks_total", "failure_reason", "sha256"]
+    # The index job's claim (lease, attempts) is the worker's and the sweep's alone.
+    readonly_fields = [
+        "status",
+        "chunks_done",
+        "chunks_total",
+        "failure_reason",
+        "sha256",
+        "lease_expires_at",
+        "attempts",
+    ]
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("collection").defer("content")

@@ -115,6 +115,16 @@ def test_reading_a_docx_stops_at_the_extraction_cap(owner, handbook):
     assert 900 <= sum(len(text) for text in texts) <= 1000
 
 
+@override_settings(KNOWLEDGE_MAX_DOCUMENT_CHARS=1000)
+def test_reading_stops_at_the_cap_inside_one_long_paragraph(owner, handbook):
+    words = "refunds and shipping " * 100_000  # 2.1 MB of text in a single paragraph
+    data = _docx_body(f"<w:p><w:r><w:t>{words}</w:t></w:r>".encode(), tail=b"<broken")
+    document = document_upload(actor=owner, collection=handbook, file_name="one.docx", data=data)
+    assert document_index(document.pk) == "ready"
+    texts = Chunk.objects.filter(document=document).values_list("text", flat=True)
+    assert 0 < sum(len(text) for text in texts) <= 1000
+
+
 def test_an_odt_keeps_its_pages_and_drops_its_empty_paragraphs(owner, handbook):
     body = (
         "<text:h>Refund policy</text:h><text:p>Refunds are paid<text:s text:c='2'/>within 30"
