@@ -4,6 +4,7 @@ INDEX_MAX_ATTEMPTS with a reason the console shows). A re-index of such a docume
 """
 
 import datetime as dt
+import threading
 
 import pytest
 from django.utils import timezone
@@ -161,3 +162,25 @@ def test_the_sweep_is_declared_in_the_schedule_with_expires_shorter_than_its_per
     [job] = [j for j in SCHEDULE if j.task == "apps.knowledge.tasks.sweep_indexing_leases"]
     assert job.expires_seconds < job.every_seconds <= 60
     assert job.task in current_app.tasks
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_lease_is_renewed_while_the_job_runs_and_no_longer_once_it_ends(
+    owner, handbook, monkeypatch
+):
+    """The keeper thread renews on its own connection, whatever the job is doing meanwhile."""
+    monkeypatch.setattr(services, "INDEX_LEASE_SECONDS", 0.3)  # renewed every 0.1 s
+    document = document_upload(actor=owner, collection=handbook, file_name="a.txt", data=TEXT)
+    _claimed_by_a_worker(document, lease_in_seconds=-5, attempts=1)
+    first = Document.objects.get(pk=document.pk).lease_expires_at
+    pause = threading.Event()
+    with services._LeaseKeeper(document.pk, attempt=1) as keeper:
+        deadline = timezone.now() + dt.timedelta(seconds=60)
+        while timezone.now() < deadline:
+            if Document.objects.get(pk=document.pk).lease_expires_at > timezone.now():
+                break
+            pause.wait(0.05)
+        else:
+            pytest.fail("the lease was never renewed")
+    assert not keeper._thread.is_alive()
+    assert Document.objects.get(pk=document.pk).lease_expires_at > first
