@@ -16,6 +16,7 @@ from .env import (
     env_list,
     env_optional_decimal,
     env_path,
+    env_rate,
     env_str,
     parse_database_url,
 )
@@ -264,9 +265,10 @@ AXES_HTTP_RESPONSE_CODE = 429
 AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
 # The client's address is REMOTE_ADDR: behind a proxy, uvicorn sets it from X-Forwarded-For for
 # the proxies FORWARDED_ALLOW_IPS trusts (docs/deployment.md), so no header is trusted here.
-# Requests per minute (DRF's "N/minute" syntax; empty turns a limit off).
-API_RATE_LIMIT = env_str("API_RATE_LIMIT", "600/minute")
-API_ANON_RATE_LIMIT = env_str("API_ANON_RATE_LIMIT", "60/minute")
+# Requests per window ("N/second|minute|hour|day"); set to empty, a limit is off
+# (apps/orgs/throttling.py: an atomic fixed-window counter in Redis).
+API_RATE_LIMIT = env_rate("API_RATE_LIMIT", "600/minute")
+API_ANON_RATE_LIMIT = env_rate("API_ANON_RATE_LIMIT", "60/minute")
 API_KEY_FAILURE_LIMIT = env_int("API_KEY_FAILURE_LIMIT", 20, minimum=0)
 API_KEY_FAILURE_WINDOW_SECONDS = env_int("API_KEY_FAILURE_WINDOW_SECONDS", 600, minimum=1)
 THROTTLE_KEY_PREFIX = "agenticos"

@@ -31,6 +31,20 @@ def env_str(name: str, default: str | None | object = _UNSET) -> str | None:
     return value
 
 
+def env_rate(name: str, default: str) -> str:
+    """A rate limit ``N/second|minute|hour|day``; set and empty means off (``""``), unset means
+    ``default``."""
+    value = _raw(name)
+    if value is None:
+        return default
+    if value == "":
+        return ""
+    count, _, unit = value.partition("/")
+    if not count.strip().isdigit() or unit.strip()[:1].lower() not in {"s", "m", "h", "d"}:
+        raise ImproperlyConfigured(f"{name} must be N/second, N/minute, N/hour or N/day, or empty")
+    return value
+
+
 def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
     value = _raw(name)
     if value is None or value == "":
