@@ -45,6 +45,34 @@ def env_rate(name: str, default: str) -> str:
     return value
 
 
+def env_forwarded_allow_ips(name: str = "FORWARDED_ALLOW_IPS") -> str:
+    """The proxies whose ``X-Forwarded-For`` / ``-Proto`` the server believes: a comma-separated
+    list of addresses or networks, or ``*``; empty or unset (the default) trusts none."""
+    value = (_raw(name) or "").replace(" ", "")
+    if value in {"", "*"}:
+        return value
+    import ipaddress
+
+    for item in value.split(","):
+        try:
+            ipaddress.ip_network(item, strict=False)
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name}: {item!r} is not an address or a network (a comma list, or *)"
+            ) from None
+    return value
+
+
+def uvicorn_proxy_arguments() -> list[str]:
+    """uvicorn's options for FORWARDED_ALLOW_IPS. Unset, uvicorn itself would trust the headers
+    of any connection from 127.0.0.1 — every local client, and every request a local proxy
+    relays with the client's own header in it; here, no proxy unless the operator names one."""
+    trusted = env_forwarded_allow_ips()
+    if not trusted:
+        return ["--no-proxy-headers"]
+    return ["--proxy-headers", "--forwarded-allow-ips", trusted]
+
+
 def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
     value = _raw(name)
     if value is None or value == "":
