@@ -280,6 +280,10 @@ API_KEY_FAILURE_LIMIT = env_int("API_KEY_FAILURE_LIMIT", 20, minimum=0)
 API_KEY_FAILURE_WINDOW_SECONDS = env_int("API_KEY_FAILURE_WINDOW_SECONDS", 600, minimum=1)
 THROTTLE_KEY_PREFIX = "agenticos"
 
+# --- Invitations: docs/security.md ("Invitations") --------------------------------------------
+# How long an invitation to join an organization can be accepted.
+INVITATION_EXPIRY_DAYS = env_int("INVITATION_EXPIRY_DAYS", 7, minimum=1)
+
 # --- Email -------------------------------------------------------------------------------
 EMAIL_HOST = env_str("EMAIL_HOST", "")
 EMAIL_PORT = env_int("EMAIL_PORT", 587, minimum=1)

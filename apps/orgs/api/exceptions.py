@@ -23,6 +23,12 @@ class Conflict(exceptions.APIException):
     default_code = "conflict"
 
 
+class Gone(exceptions.APIException):
+    status_code = status.HTTP_410_GONE
+    default_detail = "This is no longer available."
+    default_code = "gone"
+
+
 def _django_validation_detail(error: DjangoValidationError):
     if hasattr(error, "error_dict"):
         return {field: [str(m) for m in messages] for field, messages in error.message_dict.items()}
