@@ -7,6 +7,7 @@ of surfacing as odd behaviour an hour later.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -51,8 +52,6 @@ def env_forwarded_allow_ips(name: str = "FORWARDED_ALLOW_IPS") -> str:
     value = (_raw(name) or "").replace(" ", "")
     if value in {"", "*"}:
         return value
-    import ipaddress
-
     for item in value.split(","):
         try:
             ipaddress.ip_network(item, strict=False)
