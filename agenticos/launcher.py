@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from .embedded import ensure_services
+from .settings.env import uvicorn_proxy_arguments
 
 
 def _settings_env():
@@ -98,6 +99,7 @@ def _children(port: int, worker_processes: int, runs_per_worker: int) -> dict[st
             "--no-access-log",
             "--lifespan",
             "off",
+            *uvicorn_proxy_arguments(),
         ],
     }
     for number in range(1, worker_processes + 1):

@@ -23,6 +23,7 @@ urlpatterns = [
     path("api/v1/", include(("agenticos.api_urls", "api"))),
     path("audit/", include("apps.audit.urls")),
     path("approvals/", include("apps.approvals.urls")),
+    path("", include("apps.orgs.urls")),
     path("", include("apps.triggers.urls")),
     path("", include("apps.channels.urls")),
     path("agents/", include("apps.agents.urls")),

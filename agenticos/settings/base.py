@@ -12,10 +12,12 @@ from django.core.exceptions import ImproperlyConfigured
 from .env import (
     check_redis_url,
     env_bool,
+    env_forwarded_allow_ips,
     env_int,
     env_list,
     env_optional_decimal,
     env_path,
+    env_rate,
     env_str,
     parse_database_url,
 )
@@ -264,15 +266,26 @@ AXES_RESET_ON_SUCCESS = True
 # Django's login form posts the email as "username".
 AXES_USERNAME_FORM_FIELD = "username"
 AXES_HTTP_RESPONSE_CODE = 429
-AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
-# The client's address is REMOTE_ADDR: behind a proxy, uvicorn sets it from X-Forwarded-For for
-# the proxies FORWARDED_ALLOW_IPS trusts (docs/deployment.md), so no header is trusted here.
-# Requests per minute (DRF's "N/minute" syntax; empty turns a limit off).
-API_RATE_LIMIT = env_str("API_RATE_LIMIT", "600/minute")
-API_ANON_RATE_LIMIT = env_str("API_ANON_RATE_LIMIT", "60/minute")
+# Axes' database handler plus a per-account ceiling (apps/orgs/lockout.py): after
+# ACCOUNT_LOCKOUT_FAILURE_LIMIT wrong passwords for one account from any addresses within the
+# cool-off, it is locked out from every address (0 turns the ceiling off).
+AXES_HANDLER = "apps.orgs.lockout.AccountCeilingHandler"
+ACCOUNT_LOCKOUT_FAILURE_LIMIT = env_int("ACCOUNT_LOCKOUT_FAILURE_LIMIT", 20, minimum=0)
+# The client's address is REMOTE_ADDR. The server sets it from X-Forwarded-For only for a
+# connection from one of FORWARDED_ALLOW_IPS (comma-separated addresses or networks, or *):
+# default none, so a client cannot forge its address (docs/security.md, "Proxies").
+FORWARDED_ALLOW_IPS = env_forwarded_allow_ips("FORWARDED_ALLOW_IPS")
+# Requests per window ("N/second|minute|hour|day"); set to empty, a limit is off
+# (apps/orgs/throttling.py: an atomic fixed-window counter in Redis).
+API_RATE_LIMIT = env_rate("API_RATE_LIMIT", "600/minute")
+API_ANON_RATE_LIMIT = env_rate("API_ANON_RATE_LIMIT", "60/minute")
 API_KEY_FAILURE_LIMIT = env_int("API_KEY_FAILURE_LIMIT", 20, minimum=0)
 API_KEY_FAILURE_WINDOW_SECONDS = env_int("API_KEY_FAILURE_WINDOW_SECONDS", 600, minimum=1)
 THROTTLE_KEY_PREFIX = "agenticos"
+
+# --- Invitations: docs/security.md ("Invitations") --------------------------------------------
+# How long an invitation to join an organization can be accepted.
+INVITATION_EXPIRY_DAYS = env_int("INVITATION_EXPIRY_DAYS", 7, minimum=1)
 
 # --- Email -------------------------------------------------------------------------------
 EMAIL_HOST = env_str("EMAIL_HOST", "")

@@ -7,6 +7,7 @@ of surfacing as odd behaviour an hour later.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -29,6 +30,46 @@ def env_str(name: str, default: str | None | object = _UNSET) -> str | None:
             raise ImproperlyConfigured(f"{name} must be set")
         return default  # type: ignore[return-value]
     return value
+
+
+def env_rate(name: str, default: str) -> str:
+    """A rate limit ``N/second|minute|hour|day``; set and empty means off (``""``), unset means
+    ``default``."""
+    value = _raw(name)
+    if value is None:
+        return default
+    if value == "":
+        return ""
+    count, _, unit = value.partition("/")
+    if not count.strip().isdigit() or unit.strip()[:1].lower() not in {"s", "m", "h", "d"}:
+        raise ImproperlyConfigured(f"{name} must be N/second, N/minute, N/hour or N/day, or empty")
+    return value
+
+
+def env_forwarded_allow_ips(name: str = "FORWARDED_ALLOW_IPS") -> str:
+    """The proxies whose ``X-Forwarded-For`` / ``-Proto`` the server believes: a comma-separated
+    list of addresses or networks, or ``*``; empty or unset (the default) trusts none."""
+    value = (_raw(name) or "").replace(" ", "")
+    if value in {"", "*"}:
+        return value
+    for item in value.split(","):
+        try:
+            ipaddress.ip_network(item, strict=False)
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name}: {item!r} is not an address or a network (a comma list, or *)"
+            ) from None
+    return value
+
+
+def uvicorn_proxy_arguments() -> list[str]:
+    """uvicorn's options for FORWARDED_ALLOW_IPS. Unset, uvicorn itself would trust the headers
+    of any connection from 127.0.0.1 — every local client, and every request a local proxy
+    relays with the client's own header in it; here, no proxy unless the operator names one."""
+    trusted = env_forwarded_allow_ips()
+    if not trusted:
+        return ["--no-proxy-headers"]
+    return ["--proxy-headers", "--forwarded-allow-ips", trusted]
 
 
 def env_int(name: str, default: int, *, minimum: int | None = None) -> int:

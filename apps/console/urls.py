@@ -13,6 +13,11 @@ urlpatterns = [
         "settings/members/<int:membership_id>/role/", views.member_change_role, name="member-role"
     ),
     path("settings/members/<int:membership_id>/remove/", views.member_remove, name="member-remove"),
+    path(
+        "settings/members/invitations/<int:invitation_id>/revoke/",
+        views.invitation_revoke,
+        name="invitation-revoke",
+    ),
     path("settings/api-keys/", views.api_keys, name="api-keys"),
     path("settings/model-profiles/", views.model_profiles, name="model-profiles"),
     path(

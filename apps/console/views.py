@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.core.mail import send_mail
 from django.http import Http404, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.loader import render_to_string
-from django.utils.encoding import force_bytes
-from django.utils.http import urlsafe_base64_encode
 from django.views.decorators.http import require_POST
 
 from apps.agents import selectors as agent_selectors
@@ -211,7 +207,7 @@ def members(request):
     form = InviteForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            membership = services.membership_add(
+            invitation, _token = services.invitation_create(
                 actor=request.user, organization=organization, **form.cleaned_data
             )
         except (ValidationError, PermissionDenied) as error:
@@ -219,10 +215,14 @@ def members(request):
                 request, _error_text(error) if isinstance(error, ValidationError) else str(error)
             )
         else:
-            if not membership.user.has_usable_password():
-                _send_invitation(request, membership.user, organization)
+            # The same sentence whether the address has an account or not.
             messages.success(
-                request, f"{membership.user.email} joined as {membership.get_role_display()}."
+                request,
+                services.INVITED_SENTENCE.format(
+                    email=invitation.email,
+                    role=invitation.get_role_display(),
+                    days=settings.INVITATION_EXPIRY_DAYS,
+                ),
             )
             return redirect("console:members")
     return render(
@@ -231,24 +231,25 @@ def members(request):
         {
             "form": form,
             "memberships": selectors.memberships_for(organization),
+            "invitations": selectors.open_invitations_for(organization),
             "role_form": RoleForm(),
         },
     )
 
 
-def _send_invitation(request, user, organization) -> None:
-    """Email a new account a link to set its password (Django's reset-token machinery; the
-    reset form itself skips accounts without a usable password, so it is not used here)."""
-    context = {
-        "email": user.email,
-        "organization": organization.name,
-        "protocol": "https" if request.is_secure() else "http",
-        "domain": request.get_host(),
-        "uid": urlsafe_base64_encode(force_bytes(user.pk)),
-        "token": default_token_generator.make_token(user),
-    }
-    subject = render_to_string("console/invite_subject.txt", context).strip()
-    send_mail(subject, render_to_string("console/invite_email.txt", context), None, [user.email])
+@login_required
+@require_POST
+def invitation_revoke(request, invitation_id: int):
+    organization = _organization(request)
+    if not perms.has_org_permission(request.user, organization, perms.MEMBERS_MANAGE):
+        raise PermissionDenied
+    invitation = get_object_or_404(selectors.invitations_for(organization), pk=invitation_id)
+    try:
+        services.invitation_revoke(actor=request.user, invitation=invitation)
+        messages.success(request, f"The invitation to {invitation.email} was withdrawn.")
+    except services.InvitationClosed as closed:
+        messages.error(request, str(closed))
+    return redirect("console:members")
 
 
 @login_required

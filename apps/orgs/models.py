@@ -153,3 +153,66 @@ class ApiKey(models.Model):
         if self.revoked_at is not None:
             return False
         return self.expires_at is None or self.expires_at > timezone.now()
+
+
+class Invitation(models.Model):
+    """An offer of membership sent to an e-mail address. Nobody becomes a member of an
+    organization without saying yes: the person accepts, signed in as that address (or creating
+    the account for it from the link), and only then is a Membership written.
+
+    Only a SHA-256 of the token is stored; the token itself travels in the e-mail. States:
+    pending (``accepted_at`` and ``revoked_at`` empty, ``expires_at`` ahead) → accepted, or
+    revoked (by a manager, or replaced by a newer invitation to the same address); a pending one
+    past ``expires_at`` is expired and can no longer be accepted.
+    """
+
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="invitations"
+    )
+    email = models.EmailField()
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+    invited_by = models.ForeignKey(
+        User, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        User, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            # One open invitation per address and organization: inviting again replaces it.
+            models.UniqueConstraint(
+                fields=["organization", "email"],
+                condition=models.Q(accepted_at__isnull=True, revoked_at__isnull=True),
+                name="invitation_one_open_per_email",
+            ),
+        ]
+        indexes = [
+            # The members page and GET /invitations/: an organization's invitations, newest first.
+            models.Index(fields=["organization", "-created_at"], name="invitation_org_created_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.email} to {self.organization} ({self.role})"
+
+    @property
+    def is_open(self) -> bool:
+        return self.accepted_at is None and self.revoked_at is None
+
+    @property
+    def is_expired(self) -> bool:
+        return self.is_open and self.expires_at <= timezone.now()
+
+    @property
+    def status(self) -> str:
+        if self.accepted_at is not None:
+            return "accepted"
+        if self.revoked_at is not None:
+            return "revoked"
+        return "expired" if self.expires_at <= timezone.now() else "pending"

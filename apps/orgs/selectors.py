@@ -6,7 +6,7 @@ from django.db.models import QuerySet
 
 from agenticos.params import as_id
 
-from .models import ApiKey, Membership, Organization, User
+from .models import ApiKey, Invitation, Membership, Organization, User
 from .permissions import MEMBERS_MANAGE, has_org_permission
 
 
@@ -59,3 +59,13 @@ def api_keys_visible_to(user: User, organization: Organization) -> QuerySet[ApiK
     if has_org_permission(user, organization, MEMBERS_MANAGE):
         return keys
     return keys.filter(user=user)
+
+
+def invitations_for(organization: Organization) -> QuerySet[Invitation]:
+    """An organization's invitations, newest first (its members managers read them)."""
+    return Invitation.objects.filter(organization=organization).select_related("invited_by")
+
+
+def open_invitations_for(organization: Organization) -> QuerySet[Invitation]:
+    """The invitations still waiting for an answer (expired ones included, marked so)."""
+    return invitations_for(organization).filter(accepted_at__isnull=True, revoked_at__isnull=True)

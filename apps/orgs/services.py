@@ -1,15 +1,19 @@
-"""Every write to organizations, memberships and API keys. Each names its actor and is audited
+"""Every write to organizations, memberships, invitations and API keys. Each names its actor and is audited
 in the same transaction, so an entry that cannot be written rolls the change back."""
 
 from __future__ import annotations
 
 import hashlib
 import secrets
+from datetime import timedelta
 from decimal import Decimal
 
 from django.conf import settings
+from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.mail import send_mail
 from django.db import transaction
+from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -17,7 +21,7 @@ from agenticos.money import budget_warn_at_checked
 from apps.audit.services import record_audit
 
 from .choices import Role
-from .models import ApiKey, Membership, Organization, User
+from .models import ApiKey, Invitation, Membership, Organization, User
 from .permissions import BUDGETS_MANAGE, MEMBERS_MANAGE, SETTINGS_MANAGE, has_org_permission
 
 API_KEY_PREFIX = "aos_"
@@ -181,31 +185,207 @@ def organization_update(
     return organization
 
 
+class InvitationNotFound(Exception):
+    """No open invitation with this token for this person: the same answer as a token that never
+    existed (a 404), so a link forwarded to someone else tells them nothing."""
+
+
+class InvitationClosed(Exception):
+    """The invitation was accepted already (a second decision, 409), or it expired (410)."""
+
+    def __init__(self, message: str, *, expired: bool) -> None:
+        super().__init__(message)
+        self.expired = expired
+
+
+INVITED_SENTENCE = (
+    "An invitation was sent to {email}. They become a member as {role} when they accept it; it "
+    "expires in {days} days."
+)
+
+
+def invitation_url(token: str) -> str:
+    return f"{settings.AGENTICOS_PUBLIC_URL.rstrip('/')}/invitations/{token}/"
+
+
+def _send_invitation(invitation: Invitation, token: str) -> None:
+    """The same e-mail whether the address has an account or not: the link's page says what to
+    do (sign in, or choose a password for a new account)."""
+    inviter = invitation.invited_by.display_name if invitation.invited_by else "An administrator"
+    context = {
+        "inviter": inviter,
+        "organization": invitation.organization.name,
+        "role": invitation.get_role_display(),
+        "url": invitation_url(token),
+        "expires_at": invitation.expires_at,
+    }
+    subject = render_to_string("orgs/invitation_subject.txt", context).strip()
+    body = render_to_string("orgs/invitation_email.txt", context)
+    send_mail(subject, body, None, [invitation.email])
+
+
 @transaction.atomic
-def membership_add(
+def invitation_create(
     *, actor: User | None, organization: Organization, email: str, role: str
-) -> Membership:
-    """Invite a person by email: an existing account joins; a new one is created without a
-    password and gets a link to set one (views send it)."""
+) -> tuple[Invitation, str]:
+    """Invite an address to join as ``role``; returns the invitation and its token (e-mailed
+    after commit, never shown to the inviter).
+
+    Whether the address has an account is neither looked at nor answered: the inviter learns no
+    id and no name, and an unknown address gets no account until its owner accepts. Inviting an
+    address again replaces its open invitation (the old link stops working)."""
     _require(actor, organization, MEMBERS_MANAGE)
     if role not in Role.values:
         raise ValidationError({"role": f"must be one of {', '.join(Role.values)}"})
     _guard_owner_grant(actor, organization, role)
-    email = email.strip().lower()
-    user = User.objects.filter(email__iexact=email).first()
-    if user is None:
-        user = User.objects.create_user(email=email, password=None)
-    if Membership.objects.filter(organization=organization, user=user).exists():
+    email = (email or "").strip().lower()
+    if not email:
+        raise ValidationError({"email": "must not be empty"})
+    # The inviter sees their own organization's members anyway: no account is revealed here.
+    if Membership.objects.filter(organization=organization, user__email__iexact=email).exists():
         raise ValidationError({"email": f"{email} is already a member of {organization.name}"})
-    membership = Membership.objects.create(organization=organization, user=user, role=role)
+    now = timezone.now()
+    replaced = Invitation.objects.filter(
+        organization=organization,
+        email=email,
+        accepted_at__isnull=True,
+        revoked_at__isnull=True,
+    ).update(revoked_at=now)
+    token = secrets.token_urlsafe(32)
+    invitation = Invitation.objects.create(
+        organization=organization,
+        email=email,
+        role=role,
+        invited_by=actor,
+        token_hash=hash_api_key(token),
+        expires_at=now + timedelta(days=settings.INVITATION_EXPIRY_DAYS),
+    )
     record_audit(
         actor=actor,
         organization=organization,
-        action="membership.add",
-        subject=membership,
-        details={"user_id": user.pk, "email": email, "role": role},
+        action="invitation.create",
+        subject=invitation,
+        details={
+            "email": email,
+            "role": role,
+            "expires_at": invitation.expires_at.isoformat(),
+            "replaced": replaced,
+        },
     )
+    transaction.on_commit(lambda: _send_invitation(invitation, token))
+    return invitation, token
+
+
+def invitation_for_token(token: str) -> Invitation | None:
+    """The invitation a link names (any state), or None."""
+    if not token or len(token) > 200:
+        return None
+    return (
+        Invitation.objects.select_related("organization", "invited_by")
+        .filter(token_hash=hash_api_key(token))
+        .first()
+    )
+
+
+def _open_invitation(token: str, *, for_email: str | None) -> Invitation:
+    invitation = (
+        Invitation.objects.select_for_update()
+        .select_related("organization")
+        .filter(token_hash=hash_api_key(token or ""))
+        .first()
+    )
+    if invitation is None or invitation.revoked_at is not None:
+        raise InvitationNotFound
+    if for_email is not None and invitation.email.lower() != for_email.strip().lower():
+        raise InvitationNotFound
+    if invitation.accepted_at is not None:
+        raise InvitationClosed("This invitation was already accepted.", expired=False)
+    if invitation.expires_at <= timezone.now():
+        raise InvitationClosed(
+            "This invitation expired; ask for a new one.",
+            expired=True,
+        )
+    return invitation
+
+
+@transaction.atomic
+def invitation_accept(*, actor: User, token: str) -> Membership:
+    """The invited person says yes, signed in as the invited address; only now are they a
+    member. Someone else's token is not found (404); a second acceptance is a 409; an expired
+    invitation is refused (410)."""
+    invitation = _open_invitation(token, for_email=actor.email)
+    return _join(invitation, actor)
+
+
+def _join(invitation: Invitation, user: User) -> Membership:
+    organization = invitation.organization
+    membership, created = Membership.objects.get_or_create(
+        organization=organization, user=user, defaults={"role": invitation.role}
+    )
+    invitation.accepted_at = timezone.now()
+    invitation.accepted_by = user
+    invitation.save(update_fields=["accepted_at", "accepted_by"])
+    record_audit(
+        actor=user,
+        organization=organization,
+        action="invitation.accept",
+        subject=invitation,
+        details={"email": invitation.email, "role": invitation.role},
+    )
+    if created:
+        record_audit(
+            actor=user,
+            organization=organization,
+            action="membership.add",
+            subject=membership,
+            details={
+                "user_id": user.pk,
+                "email": user.email,
+                "role": membership.role,
+                "invitation_id": invitation.pk,
+                "invited_by_user_id": invitation.invited_by_id,
+            },
+        )
     return membership
+
+
+@transaction.atomic
+def invitation_accept_new_account(
+    *, token: str, password: str, full_name: str = ""
+) -> tuple[User, Membership]:
+    """Accept from the link with a new account for the invited address (holding the link is
+    proof of the mailbox). An address that already has an account signs in instead."""
+    invitation = _open_invitation(token, for_email=None)
+    if User.objects.filter(email__iexact=invitation.email).exists():
+        raise ValidationError({"email": "this address has an account: sign in to accept"})
+    user = User(email=invitation.email, full_name=(full_name or "").strip()[:200])
+    try:
+        validate_password(password, user)
+    except ValidationError as error:
+        raise ValidationError({"password": error.messages}) from None
+    user.set_password(password)
+    user.save()
+    return user, _join(invitation, user)
+
+
+@transaction.atomic
+def invitation_revoke(*, actor: User, invitation: Invitation) -> Invitation:
+    """Withdraw an open invitation (its link stops working); a closed one is a 409."""
+    _require(actor, invitation.organization, MEMBERS_MANAGE)
+    claimed = Invitation.objects.filter(
+        pk=invitation.pk, accepted_at__isnull=True, revoked_at__isnull=True
+    ).update(revoked_at=timezone.now())
+    if not claimed:
+        raise InvitationClosed("This invitation is no longer open.", expired=False)
+    invitation.refresh_from_db(fields=["revoked_at"])
+    record_audit(
+        actor=actor,
+        organization=invitation.organization,
+        action="invitation.revoke",
+        subject=invitation,
+        details={"email": invitation.email, "role": invitation.role},
+    )
+    return invitation
 
 
 def _guard_owner_grant(actor: User | None, organization: Organization, role: str) -> None:

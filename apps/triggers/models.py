@@ -69,8 +69,9 @@ class Trigger(models.Model):
 class TriggerFire(models.Model):
     """One fire of a trigger: what fired it, the run it started (if any), how it ended.
 
-    ``delivery_id`` is an event's replay key (the sender's delivery id, else the digest of its
-    signature); unique per trigger, so a replayed webhook is refused by the database itself.
+    ``delivery_id`` is an event's replay key: the digest of its verified signature, i.e. of what
+    the signature covers (``signing.replay_key``), never a header the sender could change; unique
+    per trigger, so a replayed webhook is refused by the database itself.
     """
 
     trigger = models.ForeignKey(Trigger, on_delete=models.CASCADE, related_name="fires")

@@ -1,34 +1,50 @@
 """Verifying an event trigger's webhook: HMAC-SHA256 with the trigger's own secret.
 
-Two spellings are accepted:
+Two spellings are accepted, each in exactly one header form, ``sha256=<64 lowercase hex>``:
 
-- ``X-AgenticOS-Signature: sha256=<hex>`` (the prefix is optional) over ``<timestamp>.<raw body>``
-  with ``X-AgenticOS-Timestamp: <unix seconds>``. The timestamp is inside the signature, so it
-  cannot be moved; one more than TRIGGER_EVENT_TOLERANCE_SECONDS from the server's clock is
-  stale. Within the window, the signature's digest is the replay key: sent twice, refused.
-- GitHub's ``X-Hub-Signature-256: sha256=<hex>`` over the raw body alone. GitHub sends no
-  timestamp, so its replay key is ``X-GitHub-Delivery`` (the delivery's GUID), else the
-  signature's digest; a timestamp header, when present, is checked for staleness too.
+- ``X-AgenticOS-Signature`` over ``<timestamp>.<raw body>`` with ``X-AgenticOS-Timestamp: <unix
+  seconds>``. The timestamp is inside the signature, so it cannot be moved; one more than
+  TRIGGER_EVENT_TOLERANCE_SECONDS from the server's clock is stale.
+- GitHub's ``X-Hub-Signature-256`` over the raw body alone. GitHub signs no timestamp and no
+  delivery id, so neither can be part of the replay key: ``X-GitHub-Delivery`` is a header anyone
+  replaying a captured request can change or drop.
+
+The replay key is what the signature covers, and nothing else: the digest of the verified
+signature itself (the HMAC is a function of the secret and of the signed bytes, so the same
+signed bytes always give the same key, however the unsigned headers around them are dressed).
+It is stored on the fire row, unique per trigger (``trigger_fire_delivery_unique``): a GitHub
+event is accepted once for as long as the trigger's history keeps it, an AgenticOS one once — and
+outside its window it is stale anyway.
+
+Why one header form: every extra spelling the server tolerated (no prefix, upper-case hex,
+spaces) was one more distinct string over the same signed bytes, and the replay key used to be
+derived from the string. Now a header that is not exactly ``sha256=`` and 64 lower-case hex digits
+is refused before any HMAC is computed, and the key is derived from the canonical value.
 
 Signatures are compared with ``hmac.compare_digest`` (constant time). Every refusal is a
 ``SignatureRefused`` with a reason for the log; the HTTP answer is the same 403 for all of them,
-so a caller learns nothing about which part failed.
+so a caller learns nothing about which part failed. A replay of a signature that verifies is
+refused later, by the fire (``services.EventReplayed``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from dataclasses import dataclass
 
 from django.conf import settings
 
-from agenticos.signatures import as_header_bytes, hmac_sha256_hex, same_secret, within_window
+from agenticos.signatures import hmac_sha256_hex, same_secret, within_window
 
 AGENTICOS_SIGNATURE = "HTTP_X_AGENTICOS_SIGNATURE"
 AGENTICOS_TIMESTAMP = "HTTP_X_AGENTICOS_TIMESTAMP"
 GITHUB_SIGNATURE = "HTTP_X_HUB_SIGNATURE_256"
-GITHUB_DELIVERY = "HTTP_X_GITHUB_DELIVERY"
+
+# The one header form accepted: what both GitHub and `sign` below produce.
+SIGNATURE_FORM = re.compile(r"sha256=[0-9a-f]{64}")
+TIMESTAMP_FORM = re.compile(r"[0-9]{1,12}")
 
 
 class SignatureRefused(Exception):
@@ -56,28 +72,28 @@ def sign_github(secret: str, body: bytes) -> str:
     return "sha256=" + hmac_sha256_hex(secret, body)
 
 
-def _same(expected: str, given: str) -> bool:
-    given = given.strip()
-    if not given.lower().startswith("sha256="):
-        given = "sha256=" + given
-    return same_secret(expected, "sha256=" + given[7:].lower())
+def _well_formed(header: str, given: str) -> str:
+    if SIGNATURE_FORM.fullmatch(given) is None:
+        raise SignatureRefused(f"{header} is not sha256=<64 lower-case hex digits>")
+    return given
 
 
-def _check_fresh(raw: str | None, *, now: float, required: bool) -> None:
-    if raw is None or raw.strip() == "":
-        if required:
-            raise SignatureRefused("missing X-AgenticOS-Timestamp")
-        return
-    try:
-        sent = int(raw.strip())
-    except ValueError:
-        raise SignatureRefused("X-AgenticOS-Timestamp is not unix seconds") from None
-    if not within_window(sent, now=now, tolerance_seconds=settings.TRIGGER_EVENT_TOLERANCE_SECONDS):
+def _fresh_timestamp(raw: str | None, *, now: float) -> str:
+    if raw is None or raw == "":
+        raise SignatureRefused("missing X-AgenticOS-Timestamp")
+    # Digits only: int() would also take "+1", " 1" and "1_0", each a different signed string.
+    if TIMESTAMP_FORM.fullmatch(raw) is None:
+        raise SignatureRefused("X-AgenticOS-Timestamp is not unix seconds")
+    if not within_window(
+        int(raw), now=now, tolerance_seconds=settings.TRIGGER_EVENT_TOLERANCE_SECONDS
+    ):
         raise SignatureRefused("stale timestamp")
+    return raw
 
 
-def _digest(signature: str) -> str:
-    return "sig:" + hashlib.sha256(as_header_bytes(signature.lower())).hexdigest()
+def replay_key(form: str, signature: str) -> str:
+    """The key a verified signature is remembered by: the digest of its canonical value."""
+    return f"{form}:" + hashlib.sha256(signature.encode("ascii")).hexdigest()
 
 
 def verify(secret: str, body: bytes, meta, *, now: float | None = None) -> VerifiedEvent:
@@ -85,16 +101,15 @@ def verify(secret: str, body: bytes, meta, *, now: float | None = None) -> Verif
     now = time.time() if now is None else now
     ours = meta.get(AGENTICOS_SIGNATURE)
     github = meta.get(GITHUB_SIGNATURE)
-    timestamp = meta.get(AGENTICOS_TIMESTAMP)
-    if ours:
-        _check_fresh(timestamp, now=now, required=True)
-        if not _same(sign(secret, body, timestamp.strip()), ours):
+    if ours is not None:
+        given = _well_formed("X-AgenticOS-Signature", ours)
+        timestamp = _fresh_timestamp(meta.get(AGENTICOS_TIMESTAMP), now=now)
+        if not same_secret(sign(secret, body, timestamp), given):
             raise SignatureRefused("bad signature")
-        return VerifiedEvent(delivery_id=_digest(ours))
-    if github:
-        _check_fresh(timestamp, now=now, required=False)
-        if not _same(sign_github(secret, body), github):
+        return VerifiedEvent(delivery_id=replay_key("aos", given))
+    if github is not None:
+        given = _well_formed("X-Hub-Signature-256", github)
+        if not same_secret(sign_github(secret, body), given):
             raise SignatureRefused("bad GitHub signature")
-        delivery = (meta.get(GITHUB_DELIVERY) or "").strip()
-        return VerifiedEvent(delivery_id=f"gh:{delivery}"[:128] if delivery else _digest(github))
+        return VerifiedEvent(delivery_id=replay_key("gh", given))
     raise SignatureRefused("unsigned")

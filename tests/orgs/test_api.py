@@ -76,8 +76,10 @@ class TestMemberships:
         response = client_for(owner, org).post(
             "/api/v1/memberships/", {"email": "new@acme.test", "role": "builder"}, format="json"
         )
-        assert response.status_code == 201
+        # An invitation, not a membership: tests/orgs/test_invitations.py.
+        assert response.status_code == 202
         assert response.json()["role"] == "builder"
+        assert not Membership.objects.filter(user__email="new@acme.test").exists()
 
     def test_invite_with_unknown_role_is_422(self, org, owner, client_for):
         response = client_for(owner, org).post(

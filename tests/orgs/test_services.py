@@ -8,7 +8,7 @@ from apps.orgs.choices import Role
 from apps.orgs.models import Membership, Organization, User
 from apps.orgs.services import (
     bootstrap,
-    membership_add,
+    invitation_create,
     membership_change_role,
     membership_remove,
     organization_create,
@@ -64,13 +64,14 @@ class TestBudgetChange:
 
 
 class TestMemberships:
-    def test_invite_creates_an_account_without_a_password(self, org, owner):
-        membership = membership_add(
+    def test_an_invitation_creates_no_account_and_no_membership(self, org, owner):
+        invitation, token = invitation_create(
             actor=owner, organization=org, email="New@Acme.test", role=Role.BUILDER
         )
-        assert membership.user.email == "new@acme.test"
-        assert not membership.user.has_usable_password()
-        assert AuditEntry.objects.filter(action="membership.add", organization=org).count() == 1
+        assert invitation.email == "new@acme.test" and token
+        assert not User.objects.filter(email__iexact="new@acme.test").exists()
+        assert not Membership.objects.filter(organization=org, role=Role.BUILDER).exists()
+        assert AuditEntry.objects.filter(action="invitation.create", organization=org).count() == 1
 
     def test_the_last_owner_cannot_leave_or_be_demoted(self, org, owner):
         membership = Membership.objects.get(organization=org, user=owner)

@@ -8,6 +8,8 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
+from apps.orgs.throttling import anonymous_refusal_hit, client_address
+
 
 class UnprocessableEntity(exceptions.APIException):
     status_code = status.HTTP_422_UNPROCESSABLE_ENTITY
@@ -19,6 +21,12 @@ class Conflict(exceptions.APIException):
     status_code = status.HTTP_409_CONFLICT
     default_detail = "This was already decided."
     default_code = "conflict"
+
+
+class Gone(exceptions.APIException):
+    status_code = status.HTTP_410_GONE
+    default_detail = "This is no longer available."
+    default_code = "gone"
 
 
 def _django_validation_detail(error: DjangoValidationError):
@@ -39,6 +47,13 @@ def api_exception_handler(exc, context):
             {"detail": "The request body is larger than this API accepts."},
             status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
         )
+    if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
+        # DRF throttles only after the permission check, so a refusal was never counted: a client
+        # without credentials could be answered 401 as fast as it asked. Each 401 counts against
+        # its address's anonymous limit; over it, the 429.
+        wait = anonymous_refusal_hit(client_address(context["request"]))
+        if wait is not None:
+            exc = exceptions.Throttled(wait=wait)
     if isinstance(exc, DjangoValidationError):
         return Response(_django_validation_detail(exc), status=status.HTTP_422_UNPROCESSABLE_ENTITY)
     if isinstance(exc, DjangoPermissionDenied):

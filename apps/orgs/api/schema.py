@@ -19,6 +19,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
+from rest_framework.permissions import IsAuthenticated
 
 from .authentication import ApiKeyAuthentication
 from .permissions import OrganizationPermission
@@ -80,8 +81,9 @@ class ApiKeyScheme(OpenApiAuthenticationExtension):
 
 class AgenticosAutoSchema(AutoSchema):
     def _needs_caller(self) -> bool:
+        # A signed-in person outside any organization (accepting an invitation) is a caller too.
         return any(
-            isinstance(permission, OrganizationPermission)
+            isinstance(permission, (OrganizationPermission, IsAuthenticated))
             for permission in self.view.get_permissions()
         )
 

@@ -3,7 +3,7 @@ from rest_framework import serializers
 
 from agenticos.params import StrictJSONMixin
 from apps.orgs.choices import Role
-from apps.orgs.models import ApiKey, Membership, Organization
+from apps.orgs.models import ApiKey, Invitation, Membership, Organization
 
 
 class OrganizationSerializer(serializers.ModelSerializer):
@@ -49,6 +49,41 @@ class MembershipSerializer(serializers.ModelSerializer):
 class MembershipCreateSerializer(StrictJSONMixin, serializers.Serializer):
     email = serializers.EmailField()
     role = serializers.ChoiceField(choices=Role.choices, default=Role.MEMBER)
+
+
+class InvitationSentSerializer(serializers.Serializer):
+    """The answer to an invitation: the same whether the address has an account or not — no
+    user id, no name, no invitation id (nothing that differs between the two)."""
+
+    email = serializers.EmailField()
+    role = serializers.ChoiceField(choices=Role.choices)
+    status = serializers.CharField(help_text='Always "invited".')
+    detail = serializers.CharField()
+
+
+class InvitationSerializer(serializers.ModelSerializer):
+    """An invitation as its organization's managers see it (never the token)."""
+
+    invited_by_user_id = serializers.IntegerField(read_only=True)
+    status = serializers.CharField(read_only=True)
+
+    class Meta:
+        model = Invitation
+        fields = [
+            "id",
+            "email",
+            "role",
+            "status",
+            "invited_by_user_id",
+            "created_at",
+            "expires_at",
+            "accepted_at",
+            "revoked_at",
+        ]
+
+
+class InvitationAcceptSerializer(StrictJSONMixin, serializers.Serializer):
+    token = serializers.CharField(max_length=200)
 
 
 class MembershipUpdateSerializer(StrictJSONMixin, serializers.Serializer):

@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from django.conf import settings
+from django.http import Http404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.generics import get_object_or_404
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from agenticos.params import ID_PATH_PATTERN
 from apps.orgs import permissions as perms
 from apps.orgs import selectors, services
-from apps.orgs.models import ApiKey, Membership, Organization
+from apps.orgs.api.exceptions import Conflict, Gone
+from apps.orgs.api.schema import ErrorSerializer
+from apps.orgs.models import ApiKey, Invitation, Membership, Organization
 
 from .serializers import (
     ApiKeyCreatedSerializer,
     ApiKeyCreateSerializer,
     ApiKeySerializer,
+    InvitationAcceptSerializer,
+    InvitationSentSerializer,
+    InvitationSerializer,
     MembershipCreateSerializer,
     MembershipSerializer,
     MembershipUpdateSerializer,
@@ -101,14 +109,17 @@ class MembershipViewSet(viewsets.GenericViewSet, mixins.ListModelMixin, mixins.R
     def get_queryset(self):
         return selectors.memberships_for(self.request.organization)
 
-    @extend_schema(request=MembershipCreateSerializer, responses={201: MembershipSerializer})
+    @extend_schema(request=MembershipCreateSerializer, responses={202: InvitationSentSerializer})
     def create(self, request):
+        """Invite an address (members:manage). Nobody joins without accepting: the address gets
+        an e-mail with a link, and becomes a member when its owner accepts, signed in. The answer
+        is 202 and the same whether the address has an account or not (no id, no name)."""
         data = MembershipCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        membership = services.membership_add(
+        invitation, _token = services.invitation_create(
             actor=request.user, organization=request.organization, **data.validated_data
         )
-        return Response(MembershipSerializer(membership).data, status=status.HTTP_201_CREATED)
+        return Response(_invitation_sent(invitation), status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(request=MembershipUpdateSerializer, responses={200: MembershipSerializer})
     def partial_update(self, request, pk=None):
@@ -123,6 +134,86 @@ class MembershipViewSet(viewsets.GenericViewSet, mixins.ListModelMixin, mixins.R
     def destroy(self, request, pk=None):
         services.membership_remove(actor=request.user, membership=self.get_object())
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def _invitation_sent(invitation: Invitation) -> dict:
+    return InvitationSentSerializer(
+        {
+            "email": invitation.email,
+            "role": invitation.role,
+            "status": "invited",
+            "detail": services.INVITED_SENTENCE.format(
+                email=invitation.email,
+                role=invitation.get_role_display(),
+                days=settings.INVITATION_EXPIRY_DAYS,
+            ),
+        }
+    ).data
+
+
+class InvitationViewSet(viewsets.GenericViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin):
+    """Invitations to the organization (members:manage): `POST` invites an address (the same as
+    `POST /memberships/`), `GET` lists them with their `status` (`pending`, `expired`,
+    `accepted`, `revoked`), `{id}/revoke/` withdraws an open one. `accept/` is the invited
+    person's: `{"token"}` from the e-mail's link, signed in as the invited address."""
+
+    lookup_value_regex = ID_PATH_PATTERN
+    serializer_class = InvitationSerializer
+    queryset = Invitation.objects.none()  # the schema's model; get_queryset scopes the reads
+    required_permission = perms.MEMBERS_MANAGE
+
+    def get_queryset(self):
+        return selectors.invitations_for(self.request.organization)
+
+    @extend_schema(request=MembershipCreateSerializer, responses={202: InvitationSentSerializer})
+    def create(self, request):
+        data = MembershipCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        invitation, _token = services.invitation_create(
+            actor=request.user, organization=request.organization, **data.validated_data
+        )
+        return Response(_invitation_sent(invitation), status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(
+        request=None,
+        responses={
+            200: InvitationSerializer,
+            409: OpenApiResponse(response=ErrorSerializer, description="No longer open."),
+        },
+    )
+    @action(detail=True, methods=["post"])
+    def revoke(self, request, pk=None):
+        try:
+            invitation = services.invitation_revoke(
+                actor=request.user, invitation=self.get_object()
+            )
+        except services.InvitationClosed as closed:
+            raise Conflict(str(closed)) from None
+        return Response(InvitationSerializer(invitation).data)
+
+    @extend_schema(
+        request=InvitationAcceptSerializer,
+        responses={
+            200: MembershipSerializer,
+            409: OpenApiResponse(response=ErrorSerializer, description="Already accepted."),
+            410: OpenApiResponse(response=ErrorSerializer, description="Expired."),
+        },
+    )
+    @action(detail=False, methods=["post"], permission_classes=[IsAuthenticated])
+    def accept(self, request):
+        """Accept an invitation as the signed-in person (no organization needed: you are not a
+        member yet). A token that is not yours, revoked or unknown is the same 404."""
+        data = InvitationAcceptSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            membership = services.invitation_accept(
+                actor=request.user, token=data.validated_data["token"]
+            )
+        except services.InvitationNotFound:
+            raise Http404 from None
+        except services.InvitationClosed as closed:
+            raise (Gone if closed.expired else Conflict)(str(closed)) from None
+        return Response(MembershipSerializer(membership).data)
 
 
 class ApiKeyViewSet(viewsets.GenericViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.db import transaction
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
@@ -124,6 +125,7 @@ class RawBodyParser(BaseParser):
 
 
 REFUSED = "The event's signature does not verify against this trigger's secret."
+REPLAYED = "This signed event was already accepted; a signed event starts one run, once."
 
 
 class TriggerEventView(APIView):
@@ -131,9 +133,11 @@ class TriggerEventView(APIView):
     the trigger's own secret: `X-AgenticOS-Signature: sha256=<hex HMAC-SHA256 of
     "<timestamp>.<body>">` with `X-AgenticOS-Timestamp` (unix seconds, at most
     TRIGGER_EVENT_TOLERANCE_SECONDS old), or GitHub's `X-Hub-Signature-256: sha256=<hex HMAC of
-    the body>`. No other authentication. A bad, stale, replayed or missing signature — or an id
-    that is not an event trigger — is the same 403, and no run is created. Answers 202 with the
-    run id; the body is handed to the run's prompt as data."""
+    the body>`, each exactly `sha256=` and 64 lower-case hex digits. No other authentication. A
+    bad, stale, malformed or missing signature — or an id that is not an event trigger — is the
+    same 403, and no run is created. A signed event already accepted (the same signature, whatever
+    `X-GitHub-Delivery` says) is a 409. Answers 202 with the run id; the body is handed to the
+    run's prompt as data."""
 
     authentication_classes: list = []
     permission_classes: list = []
@@ -147,17 +151,24 @@ class TriggerEventView(APIView):
             # A path whose id is not a number matches no route: the router's 404, before any
             # trigger is looked at (an unknown numeric id is the same 403 as a bad signature).
             404: OpenApiResponse(response=ErrorSerializer, description="Not an event path."),
-            409: OpenApiResponse(response=ErrorSerializer, description="The trigger is paused."),
+            409: OpenApiResponse(
+                response=ErrorSerializer, description="The trigger is paused, or a replay."
+            ),
             413: OpenApiResponse(response=ErrorSerializer, description="Body too large."),
         },
     )
     def post(self, request, pk: int):
-        body = request.body
+        too_large = Response(
+            {"detail": f"An event body is at most {settings.TRIGGER_EVENT_MAX_BYTES} bytes."},
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
+        try:
+            body = request.body
+        except RequestDataTooBig:
+            # Over DATA_UPLOAD_MAX_MEMORY_SIZE, Django refuses to read it at all: the same 413.
+            return too_large
         if len(body) > settings.TRIGGER_EVENT_MAX_BYTES:
-            return Response(
-                {"detail": f"An event body is at most {settings.TRIGGER_EVENT_MAX_BYTES} bytes."},
-                status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
-            )
+            return too_large
         trigger = selectors.trigger_for_event(pk)
         if trigger is None or trigger.secret is None:
             raise PermissionDenied(REFUSED)
@@ -176,8 +187,10 @@ class TriggerEventView(APIView):
                 )
                 services.enqueue_drive(fire)
         except services.EventReplayed:
+            # The signature verified, so whoever sends it learns nothing new from a 409: either
+            # the sender retrying a delivery whose answer it lost, or someone replaying a copy.
             logger.info("trigger %s: replayed event refused", trigger.pk)
-            raise PermissionDenied(REFUSED) from None
+            raise Conflict(REPLAYED) from None
         if fire.outcome == FireOutcome.REFUSED:
             raise Conflict(fire.detail or "The trigger did not fire.")
         return Response(
