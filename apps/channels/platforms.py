@@ -318,7 +318,7 @@ class _Client:
         try:
             with self._http() as client:
                 response = client.request(method, url, **kwargs)
-        except (httpx.HTTPError, Refused):
+        except httpx.HTTPError:
             # One sentence whatever the network said (refused, timed out, reset, an address the
             # outbound check refused): the platform's name, never a port's state.
             raise PlatformError(f"{self.platform} could not be reached") from None

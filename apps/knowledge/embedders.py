@@ -32,7 +32,6 @@ from typing import Protocol
 import httpx
 import numpy as np
 
-from apps.outbound.addresses import Refused
 from apps.outbound.clients import legacy_client
 
 LOCAL_PROVIDER = "local"
@@ -349,7 +348,7 @@ class OpenAICompatibleEmbedder:
                     response = client.post(
                         url, json={"model": self.model_name, "input": part}, headers=headers
                     )
-                except (httpx.HTTPError, Refused) as exc:
+                except httpx.HTTPError as exc:
                     raise EmbeddingFailed("The embedding endpoint could not be reached.") from exc
                 if response.status_code != 200:
                     raise EmbeddingFailed(

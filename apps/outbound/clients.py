@@ -8,11 +8,13 @@ the one TLS sends (SNI) and checks the certificate against. So the address diall
 judged, whatever the name answers a moment later (DNS rebinding), and a redirect to
 ``http://169.254.169.254/`` is refused like the URL itself.
 
-A refusal is :class:`.addresses.Refused`, raised from the transport before any connection is
-opened, and logged here for the operator with the rule and the address. What the organization is
-told is the caller's one sentence for "could not be reached" (docs/security.md): a refused
-address, a closed port and a filtered one read the same from outside, so neither a run's error
-nor a connection test is a port scanner.
+A refusal is raised from the transport before any connection is opened, as the HTTP library's
+own ``ConnectError`` whose cause is the :class:`.addresses.Refused` (:func:`refusal_in` finds it),
+and logged here for the operator with the rule and the address. So every caller — the model
+SDKs included, which retry and then wrap connection errors — handles it where it handles an
+unreachable server, and says its one sentence for "could not be reached" (docs/security.md): a
+refused address, a closed port and a filtered one read the same from outside, so neither a run's
+error nor a connection test is a port scanner.
 
 The clients never read proxies from the environment (``trust_env=False``): a proxy would make the
 connection instead of the transport, and the check would judge an address nobody dials.
@@ -78,9 +80,9 @@ class _Policy:
         self.allow = allow
         self.https_unless_listed = https_unless_listed
 
-    def check(self, request) -> tuple[str, ...]:
-        target = _target_of(request.url)
+    def check(self, library, request) -> tuple[str, ...]:
         try:
+            target = _target_of(request.url)
             addresses = resolve(target.host)
             allow = operator_allow_list() if self.allow is None else self.allow
             judge(target, addresses, allow, https_unless_listed=self.https_unless_listed)
@@ -88,12 +90,12 @@ class _Policy:
             logger.warning(
                 "outbound: refused %s %s:%s (%s%s)",
                 request.method,
-                target.host,
-                target.port,
+                request.url.host,
+                request.url.port or "",
                 refused.kind,
                 f", {refused.address}" if refused.address else "",
             )
-            raise
+            raise library.ConnectError(refused.sentence, request=request) from refused
         return addresses
 
 
@@ -114,7 +116,7 @@ class AsyncPinnedTransport(httpx2.AsyncBaseTransport):
         self._inner = httpx2.AsyncHTTPTransport(**_transport_kwargs(verify, limits))
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        addresses = await anyio.to_thread.run_sync(self._policy.check, request)
+        addresses = await anyio.to_thread.run_sync(self._policy.check, httpx2, request)
         return await self._inner.handle_async_request(_pinned(httpx2, request, addresses))
 
     async def aclose(self) -> None:
@@ -129,7 +131,7 @@ class PinnedTransport(httpx2.BaseTransport):
         self._inner = httpx2.HTTPTransport(**_transport_kwargs(verify, limits))
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        addresses = self._policy.check(request)
+        addresses = self._policy.check(httpx2, request)
         return self._inner.handle_request(_pinned(httpx2, request, addresses))
 
     def close(self) -> None:
@@ -144,7 +146,7 @@ class LegacyAsyncPinnedTransport(httpx.AsyncBaseTransport):
         self._inner = httpx.AsyncHTTPTransport(**_transport_kwargs(verify, limits))
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        addresses = await anyio.to_thread.run_sync(self._policy.check, request)
+        addresses = await anyio.to_thread.run_sync(self._policy.check, httpx, request)
         return await self._inner.handle_async_request(_pinned(httpx, request, addresses))
 
     async def aclose(self) -> None:
@@ -159,7 +161,7 @@ class LegacyPinnedTransport(httpx.BaseTransport):
         self._inner = httpx.HTTPTransport(**_transport_kwargs(verify, limits))
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        addresses = self._policy.check(request)
+        addresses = self._policy.check(httpx, request)
         return self._inner.handle_request(_pinned(httpx, request, addresses))
 
     def close(self) -> None:

@@ -91,9 +91,9 @@ class Mem0Error(Exception):
         super().__init__(sentence)
 
 
-# What a mem0 call may fail with: the HTTP library's errors, a body that is not JSON, and an
-# address the outbound check refused when the call was made.
-_FAILURES = (httpx.HTTPError, ValueError, Refused)
+# What a mem0 call may fail with: the HTTP library's errors (an address the outbound check
+# refused when the call was made is one: a ConnectError) and a body that is not JSON.
+_FAILURES = (httpx.HTTPError, ValueError)
 
 
 def _sentence(exc: Exception) -> Mem0Error:
