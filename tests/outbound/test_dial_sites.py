@@ -283,3 +283,49 @@ def test_web_fetch_never_reaches_an_allow_listed_internal_host(org, member, clos
     run = run_now(member, org, agent, slash_call("web_fetch", url="http://gpu.internal/"))
     (part,) = stored_returns(run)
     assert part.outcome == "retried" and "never reads" in part.content
+
+
+# --- what a run's provider is built with ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("provider", ["openai_compatible", "openai", "anthropic"])
+def test_the_provider_built_for_a_run_sends_through_the_pinned_transport(org, key, provider):
+    import asyncio as _asyncio
+
+    from apps.outbound.clients import AsyncPinnedTransport
+    from apps.runs.modelbuilder import build_model
+
+    profile = ModelProfile.objects.create(
+        organization=org,
+        label=provider,
+        provider=provider,
+        model_name="some-model",
+        base_url="https://news.example/v1" if provider == "openai_compatible" else "",
+        secret=key,
+    )
+    handle = build_model(profile)
+    assert isinstance(handle.own_client._client._transport, AsyncPinnedTransport)
+    _asyncio.run(handle.aclose())
+
+
+def test_the_outbound_package_imports_no_product_app():
+    """The ground floor (STYLE.md): every app that dials imports it, never the reverse."""
+    import ast
+    from pathlib import Path
+
+    import apps.outbound
+
+    root = Path(apps.outbound.__file__).parent
+    imported = {
+        node.module
+        for path in root.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom) and node.module
+    } | {
+        alias.name
+        for path in root.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    assert not {name for name in imported if name.startswith("apps.")}
