@@ -388,6 +388,7 @@ def model_profile_create(
 def model_profile_update(*, actor, profile: ModelProfile, **changes) -> ModelProfile:
     _require_org(actor, profile.organization, perms.SETTINGS_MANAGE)
     profile = ModelProfile.objects.select_for_update().get(pk=profile.pk)
+    saved_base_url = profile.base_url
     fields = []
     if changes.get("request_timeout_seconds") is not None:
         profile.request_timeout_seconds = changes["request_timeout_seconds"]
@@ -411,7 +412,9 @@ def model_profile_update(*, actor, profile: ModelProfile, **changes) -> ModelPro
         fields.append("is_default")
     if profile.provider == "openai_compatible" and not profile.base_url:
         raise ValidationError({"base_url": ["an OpenAI-compatible server needs its base_url"]})
-    if "base_url" in fields:
+    if profile.base_url != saved_base_url:
+        # Only a changed server is checked here (renaming a profile whose server is down is
+        # fine); every run checks it again when it dials.
         _check_base_url(profile.base_url)
     if fields:
         profile.save(update_fields=fields)
