@@ -329,3 +329,22 @@ def test_the_outbound_package_imports_no_product_app():
         for alias in node.names
     }
     assert not {name for name in imported if name.startswith("apps.")}
+
+
+def test_the_console_form_shows_the_refusal_on_base_url(client, org, owner):
+    client.force_login(owner)
+    page = client.post(
+        "/settings/model-profiles/",
+        {
+            "label": "Metadata",
+            "provider": "openai_compatible",
+            "model_name": "llama",
+            "base_url": "http://169.254.169.254/latest/meta-data/",
+        },
+    ).content.decode()
+    near_field = page.split('id="id_base_url"', 1)[1][:600]
+    assert (
+        "cloud metadata" in page
+        and 'aria-invalid="true"' in page.split('id="id_base_url"')[0][-300:] + near_field
+    )
+    assert not ModelProfile.objects.filter(organization=org, label="Metadata").exists()
