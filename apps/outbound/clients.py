@@ -72,6 +72,14 @@ def _pinned(library, request, addresses: tuple[str, ...]):
     )
 
 
+async def _checked(policy, library, request) -> tuple[str, ...]:
+    # An address written as one needs no DNS: judged on the loop. A name is resolved on a thread
+    # (getaddrinfo blocks), so one slow resolver never stalls the other runs of the loop.
+    if literal_address((request.url.host or "").lower()) is not None:
+        return policy.check(library, request)
+    return await anyio.to_thread.run_sync(policy.check, library, request)
+
+
 class _Policy:
     """What one transport judges with: the allow-list (None: the operator's, read on every
     request so a change of setting applies at once) and the https rule."""
@@ -116,7 +124,7 @@ class AsyncPinnedTransport(httpx2.AsyncBaseTransport):
         self._inner = httpx2.AsyncHTTPTransport(**_transport_kwargs(verify, limits))
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        addresses = await anyio.to_thread.run_sync(self._policy.check, httpx2, request)
+        addresses = await _checked(self._policy, httpx2, request)
         return await self._inner.handle_async_request(_pinned(httpx2, request, addresses))
 
     async def aclose(self) -> None:
@@ -146,7 +154,7 @@ class LegacyAsyncPinnedTransport(httpx.AsyncBaseTransport):
         self._inner = httpx.AsyncHTTPTransport(**_transport_kwargs(verify, limits))
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        addresses = await anyio.to_thread.run_sync(self._policy.check, httpx, request)
+        addresses = await _checked(self._policy, httpx, request)
         return await self._inner.handle_async_request(_pinned(httpx, request, addresses))
 
     async def aclose(self) -> None:
