@@ -12,6 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 from .env import (
     check_redis_url,
     env_bool,
+    env_destinations,
     env_forwarded_allow_ips,
     env_int,
     env_list,
@@ -400,20 +401,24 @@ TRIGGER_EVENT_TOLERANCE_SECONDS = env_int("TRIGGER_EVENT_TOLERANCE_SECONDS", 300
 # The largest event body a trigger accepts (it is handed to the run's prompt as data).
 TRIGGER_EVENT_MAX_BYTES = env_int("TRIGGER_EVENT_MAX_BYTES", 64 * 1024, minimum=1024)
 MEM0_ALLOWED_HOSTS = env_list("MEM0_ALLOWED_HOSTS")
+# Internal destinations a URL an organization chose may reach — a self-hosted model, embedding
+# server, MCP server, Mattermost or mem0 behind the VPN (apps/outbound/allowlist.py has the
+# syntax, docs/security.md "Where the product dials" the places it applies). Empty: no private,
+# loopback or link-local address is dialled; a cloud metadata address never is.
+OUTBOUND_ALLOW = env_destinations("OUTBOUND_ALLOW")
+# The per-feature lists OUTBOUND_ALLOW replaced: still set in an environment, they would look
+# like they allow something; the system check agenticos.W010 says to move them.
+RETIRED_OUTBOUND_SETTINGS = tuple(
+    name for name in ("MCP_ALLOWED_HOSTS", "CHANNEL_ALLOWED_HOSTS") if env_list(name)
+)
 # Chat channels (apps/channels, docs/channels.md). Messages one sender may send a binding per
-# minute (a binding may set its own); how long the private link of `link` works; the hosts a
-# Mattermost server URL may name over http or at a private address (a self-hosted server
-# behind the VPN is normal; a cloud metadata address stays refused).
+# minute (a binding may set its own); how long the private link of `link` works.
 CHANNEL_SENDER_MESSAGES_PER_MINUTE = env_int("CHANNEL_SENDER_MESSAGES_PER_MINUTE", 10, minimum=1)
 CHANNEL_LINK_EXPIRY_MINUTES = env_int("CHANNEL_LINK_EXPIRY_MINUTES", 15, minimum=1)
-CHANNEL_ALLOWED_HOSTS = env_list("CHANNEL_ALLOWED_HOSTS")
 # Where Slack's and Telegram's APIs are: deliberately not read from the environment — the tests
 # point it at a fake platform on 127.0.0.1, and a deployment never needs another address.
 CHANNEL_API_BASE_URLS: dict[str, str] = {}
 BROWSER_CDP_ALLOWED_HOSTS = env_list("BROWSER_CDP_ALLOWED_HOSTS")
-# MCP connections (apps/mcp, docs/mcp.md): hosts whose private or loopback addresses a connection
-# may dial (an internal MCP server); a cloud metadata address stays refused. Empty by default.
-MCP_ALLOWED_HOSTS = env_list("MCP_ALLOWED_HOSTS")
 # Connecting and the initialize handshake; then one tool call's limit (a failed result after it).
 MCP_CONNECT_TIMEOUT_SECONDS = env_int("MCP_CONNECT_TIMEOUT_SECONDS", 10, minimum=1)
 MCP_TOOL_TIMEOUT_SECONDS = env_int("MCP_TOOL_TIMEOUT_SECONDS", 120, minimum=1)

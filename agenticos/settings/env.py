@@ -120,6 +120,17 @@ def env_list(name: str, default: list[str] | None = None) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
+def env_destinations(name: str) -> tuple[str, ...]:
+    """A comma-separated list of network destinations (``OUTBOUND_ALLOW``), each trimmed and
+    lower-cased. What an entry may say is apps/outbound/allowlist.py's to read, so the settings
+    and the check cannot disagree; the system check agenticos.E010 names an entry it cannot read
+    at start, and until it is fixed that entry allows nothing."""
+    value = _raw(name)
+    if not value:
+        return ()
+    return tuple(item.strip().lower() for item in value.split(",") if item.strip())
+
+
 def env_path(name: str, default: Path) -> Path:
     value = _raw(name)
     return Path(value).expanduser().resolve() if value else default

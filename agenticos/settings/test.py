@@ -33,3 +33,7 @@ THROTTLE_KEY_PREFIX = f"agenticos-test-{_SUITE_PID}-{int(time.time())}"
 # Stored media (apps/capabilities/tools/media.py) per suite process, never in the data directory;
 # a worker serving the suite shares its directory.
 MEDIA_ROOT = Path(tempfile.gettempdir()) / f"agenticos-test-media-{_SUITE_PID}"
+# The suite's fake model providers, MCP servers, chat platforms and mem0 listen on 127.0.0.1: the
+# suite lists that address the way an operator lists a self-hosted model (OUTBOUND_ALLOW). A test
+# of a refusal empties the list for itself (tests/outbound).
+OUTBOUND_ALLOW = ("127.0.0.1",)

@@ -16,6 +16,7 @@ from guardian.shortcuts import assign_perm, remove_perm
 from apps.audit.services import record_audit
 from apps.orgs import permissions as perms
 from apps.orgs.permissions import has_org_permission
+from apps.outbound.addresses import field_error as outbound_field_error
 
 from .models import Agent, AgentStatus, AgentVersion, ModelProfile
 from .selectors import ACTIONS, can
@@ -319,6 +320,17 @@ def _profile_secret(organization, secret_id):
     return secret
 
 
+def _check_base_url(base_url) -> None:
+    """A profile's server passes the outbound check when it is saved (a 422 naming base_url), and
+    again on every request a run makes to it (apps/runs/modelbuilder.py): the vault key goes
+    with each request, so it must never be sent to the cloud's metadata service or an internal
+    address the operator did not list in OUTBOUND_ALLOW."""
+    if base_url:
+        sentence = outbound_field_error(str(base_url))
+        if sentence is not None:
+            raise ValidationError({"base_url": [sentence]})
+
+
 @transaction.atomic
 def model_profile_create(
     *,
@@ -336,6 +348,7 @@ def model_profile_create(
     _require_org(actor, organization, perms.SETTINGS_MANAGE)
     if provider == "openai_compatible" and not base_url:
         raise ValidationError({"base_url": ["an OpenAI-compatible server needs its base_url"]})
+    _check_base_url(base_url)
     if is_default:
         ModelProfile.objects.filter(organization=organization, is_default=True).update(
             is_default=False
@@ -375,6 +388,7 @@ def model_profile_create(
 def model_profile_update(*, actor, profile: ModelProfile, **changes) -> ModelProfile:
     _require_org(actor, profile.organization, perms.SETTINGS_MANAGE)
     profile = ModelProfile.objects.select_for_update().get(pk=profile.pk)
+    saved_base_url = profile.base_url
     fields = []
     if changes.get("request_timeout_seconds") is not None:
         profile.request_timeout_seconds = changes["request_timeout_seconds"]
@@ -398,6 +412,10 @@ def model_profile_update(*, actor, profile: ModelProfile, **changes) -> ModelPro
         fields.append("is_default")
     if profile.provider == "openai_compatible" and not profile.base_url:
         raise ValidationError({"base_url": ["an OpenAI-compatible server needs its base_url"]})
+    if profile.base_url != saved_base_url:
+        # Only a changed server is checked here (renaming a profile whose server is down is
+        # fine); every run checks it again when it dials.
+        _check_base_url(profile.base_url)
     if fields:
         profile.save(update_fields=fields)
         record_audit(

@@ -14,17 +14,17 @@ A client never retries a refused call: the platform's error names the problem
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import re
-import socket
 from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 from django.conf import settings
-from pydantic_ai._ssrf import is_cloud_metadata_ip, is_private_ip
+
+from apps.outbound.addresses import Refused, check_url
+from apps.outbound.clients import legacy_client
 
 from .choices import Platform
 
@@ -83,45 +83,15 @@ def _api_base(platform: str, default: str) -> str:
 
 
 def check_server_url(url: str) -> str:
-    """The URL, normalized, or ``ServerRefused``. https, a host and no credentials in it; http or
-    a private address only for a host in CHANNEL_ALLOWED_HOSTS (a self-hosted server behind the
-    VPN is what this exists for, so an operator lists it); a cloud metadata address never."""
+    """The URL, normalized, or ``ServerRefused``: the outbound check (apps/outbound), with https
+    required unless the operator lists the server in OUTBOUND_ALLOW — the bot's token travels
+    with every call, and a self-hosted server behind the VPN is what the allow-list is for."""
     try:
-        parts = urlsplit((url or "").strip())
-        parts.port  # noqa: B018  (a port outside 0–65535 raises here)
-    except ValueError:
-        raise ServerRefused("not a valid http:// or https:// address") from None
-    host = (parts.hostname or "").rstrip(".").lower()
-    if parts.scheme not in ("http", "https") or not host:
-        raise ServerRefused("must be an https:// address with a host")
-    if parts.username or parts.password:
-        raise ServerRefused("must not carry a user name or password")
-    listed = host in {h.strip().lower() for h in settings.CHANNEL_ALLOWED_HOSTS if h.strip()}
-    if parts.scheme == "http" and not listed:
-        raise ServerRefused(
-            "must be https:// (http only for a host listed in CHANNEL_ALLOWED_HOSTS)"
-        )
-    for address in _resolve(host):
-        if is_cloud_metadata_ip(address):
-            raise ServerRefused(f"{host} leads to a cloud metadata address, never dialled")
-        if is_private_ip(address) and not listed:
-            raise ServerRefused(
-                f"{host} leads to a private or loopback address ({address}); an operator "
-                "lists such a server in CHANNEL_ALLOWED_HOSTS"
-            )
+        checked = check_url(url, https_unless_listed=True)
+    except Refused as refused:
+        raise ServerRefused(refused.sentence) from None
+    parts = urlsplit(checked.target.url)
     return f"{parts.scheme}://{parts.netloc}{parts.path}".rstrip("/")
-
-
-def _resolve(host: str) -> list[str]:
-    try:
-        return [str(ipaddress.ip_address(host.strip("[]")))]
-    except ValueError:
-        pass
-    try:
-        infos = socket.getaddrinfo(host, None, socket.AF_UNSPEC, socket.SOCK_STREAM)
-    except (OSError, UnicodeError, ValueError) as exc:
-        raise ServerRefused(f"{host} does not resolve ({exc})") from None
-    return sorted({str(info[4][0]) for info in infos})
 
 
 # --- inbound ------------------------------------------------------------------------------------
@@ -341,14 +311,17 @@ class _Client:
     def max_chars(self) -> int:
         return MAX_CHARS[Platform(self.platform)]
 
+    def _http(self) -> httpx.Client:
+        return httpx.Client(timeout=TIMEOUT_SECONDS, follow_redirects=False)
+
     def _send(self, method: str, url: str, **kwargs) -> Any:
         try:
-            with httpx.Client(timeout=TIMEOUT_SECONDS, follow_redirects=False) as client:
+            with self._http() as client:
                 response = client.request(method, url, **kwargs)
-        except httpx.HTTPError as exc:
-            raise PlatformError(
-                f"{self.platform} could not be reached ({type(exc).__name__})"
-            ) from None
+        except httpx.HTTPError:
+            # One sentence whatever the network said (refused, timed out, reset, an address the
+            # outbound check refused): the platform's name, never a port's state.
+            raise PlatformError(f"{self.platform} could not be reached") from None
         try:
             body = response.json()
         except ValueError:
@@ -605,6 +578,13 @@ class MattermostClient(_Client):
             self.base = check_server_url(server_url) + "/api/v4"
         except ServerRefused as exc:
             raise PlatformError(f"The Mattermost server URL is refused: {exc.sentence}") from None
+
+    def _http(self) -> httpx.Client:
+        # The server is the binding's: every call is checked again and pinned (apps/outbound),
+        # because what its name resolves to can change after the binding was saved.
+        return legacy_client(
+            timeout=TIMEOUT_SECONDS, follow_redirects=False, https_unless_listed=True
+        )
 
     def call(self, method: str, path: str, **kwargs) -> Any:
         response, body = self._send(

@@ -28,6 +28,7 @@ import contextlib
 import json
 import logging
 import random
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -36,6 +37,8 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connection
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import WebSocketException
+
+from apps.outbound.addresses import Refused, check_url
 
 from . import selectors, services
 from .bots import BotUnavailable, client_of, server_host
@@ -196,6 +199,7 @@ class Listener:
                 TimeoutError,
                 WebSocketException,
                 PlatformError,
+                Refused,
                 BotUnavailable,
                 StreamRefused,
                 DatabaseError,
@@ -209,7 +213,19 @@ class Listener:
     async def _serve(self, plan: StreamPlan) -> bool:
         """Read one socket until it closes; True when it had authenticated."""
         authenticated = False
-        async with _Connect(plan.url, open_timeout=OPEN_TIMEOUT_SECONDS) as socket:
+        # Checked again and pinned (apps/outbound): the socket opens to the address just judged,
+        # under the server's own name (Host header, TLS), not to what the name answers next.
+        checked = await asyncio.to_thread(
+            check_url, re.sub(r"^ws", "http", plan.url), https_unless_listed=True
+        )
+        async with _Connect(
+            plan.url,
+            open_timeout=OPEN_TIMEOUT_SECONDS,
+            host=checked.addresses[0],
+            port=checked.target.port,
+            # A proxy from the environment would make the connection instead of this pin.
+            proxy=None,
+        ) as socket:
             await socket.send(
                 json.dumps(
                     {

@@ -32,6 +32,8 @@ from typing import Protocol
 import httpx
 import numpy as np
 
+from apps.outbound.clients import legacy_client
+
 LOCAL_PROVIDER = "local"
 LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
 LOCAL_DIMENSIONS = 384
@@ -337,7 +339,9 @@ class OpenAICompatibleEmbedder:
         tokens = 0
         url = self.base_url.rstrip("/") + "/embeddings"
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        with httpx.Client(timeout=self.timeout_seconds) as client:
+        # The endpoint is the organization's (a model profile's base_url): checked and pinned on
+        # every request (apps/outbound), so the key goes only to the address that passed.
+        with legacy_client(timeout=self.timeout_seconds, follow_redirects=False) as client:
             for start in range(0, len(texts), self.batch):
                 part = texts[start : start + self.batch]
                 try:

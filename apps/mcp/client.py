@@ -9,7 +9,7 @@ plain data the caller resolved — a tool never reaches the database, and neithe
   it), and deferred behind tool search when the agent binds it.
 
 The transport is chosen explicitly (streamable HTTP or SSE), never guessed from the URL, and goes
-through :mod:`apps.mcp.addresses`' guarded transport. Bearer tokens travel as an
+through the outbound check's pinned transport (:mod:`apps.outbound.clients`). Bearer tokens travel as an
 ``Authorization`` header and never appear in a sentence, a log line or an audit entry.
 """
 
@@ -25,7 +25,8 @@ from django.conf import settings
 from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry, ToolFailed
 from pydantic_ai.toolsets import AbstractToolset, WrapperToolset
 
-from .addresses import AddressRefused, guarded_client_factory
+from apps.outbound.clients import fastmcp_client_factory, refusal_in
+
 from .choices import Transport
 
 logger = logging.getLogger(__name__)
@@ -87,22 +88,24 @@ def _leaf(exc: BaseException) -> BaseException:
     return exc
 
 
+# Why a server was not reached, said once whatever the network answered: a refused connection, a
+# time-out and a reset read the same, so the connection's Test is not a port scanner.
+UNREACHABLE_REASON = "the server could not be reached"
+
+
 def failure_reason(exc: BaseException) -> str:
-    """A short, token-free reason for a person: the address rule, or the error's kind and text."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        current = _leaf(current)
-        if isinstance(current, AddressRefused):
-            return current.sentence
-        current = current.__cause__ or current.__context__
+    """A short, token-free reason for a person: the address rule, a refused token, or that the
+    server could not be reached."""
+    refused = refusal_in(exc)
+    if refused is not None:
+        return refused.sentence
     leaf = _leaf(exc)
-    text = str(leaf).strip() or type(leaf).__name__
     status = getattr(getattr(leaf, "response", None), "status_code", None)
     if status in (401, 403):
         return f"the server refused the token (HTTP {status})"
-    return f"{type(leaf).__name__}: {text}"[:200]
+    if isinstance(status, int):
+        return f"the server answered HTTP {status}"
+    return UNREACHABLE_REASON
 
 
 def server_toolset(access: ServerAccess):
@@ -113,7 +116,7 @@ def server_toolset(access: ServerAccess):
     headers = {"Authorization": f"Bearer {access.token}"} if access.token else {}
     transport_class = SSETransport if access.transport == Transport.SSE else StreamableHttpTransport
     transport = transport_class(
-        url=access.url, headers=headers, httpx_client_factory=guarded_client_factory
+        url=access.url, headers=headers, httpx_client_factory=fastmcp_client_factory
     )
     return MCPToolset(
         transport,

@@ -24,10 +24,10 @@ from apps.audit.context import current_impersonator
 from apps.audit.impersonation import ImpersonationRefused
 from apps.audit.services import record_audit
 from apps.orgs.permissions import AGENTS_RUN, SETTINGS_MANAGE, has_org_permission
+from apps.outbound.addresses import Refused, check_url
 from apps.vault.services import connection_token_delete, connection_token_put, secret_reveal
 
 from . import client
-from .addresses import AddressRefused, check_url
 from .choices import Scope, Transport
 from .models import McpConnection
 
@@ -103,7 +103,7 @@ def _clean_url(url) -> str:
         )
     try:
         check_url(url)
-    except AddressRefused as exc:
+    except Refused as exc:
         raise ValidationError({"url": exc.sentence}) from None
     return url
 

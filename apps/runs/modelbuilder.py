@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 from pydantic_ai.models import Model
 
 from apps.agents.models import ModelProfile, Provider
+from apps.outbound.clients import async_client as outbound_async_client
 from apps.vault.services import secret_reveal
 
 from .gauge import context_window_of
@@ -32,6 +33,15 @@ def _tls_context() -> ssl.SSLContext:
     from httpx2._config import create_ssl_context
 
     return create_ssl_context()
+
+
+def _pinned_client():
+    """The SDK's HTTP client for one run: the outbound check's transport (apps/outbound), so the
+    vault key goes only to the address that passed the check when the request is sent — a
+    profile's base_url was checked when it was saved, but what its name resolves to can change."""
+    from openai import DEFAULT_CONNECTION_LIMITS
+
+    return outbound_async_client(verify=_tls_context(), limits=DEFAULT_CONNECTION_LIMITS)
 
 
 class ModelUnavailable(Exception):
@@ -119,7 +129,7 @@ def build_model(profile: ModelProfile) -> ModelHandle:
     if provider == Provider.OFFLINE:
         model: Model = OfflineModel()
     elif provider in (Provider.OPENAI, Provider.OPENAI_COMPATIBLE):
-        from openai import AsyncOpenAI, DefaultAsyncHttpxClient
+        from openai import AsyncOpenAI
         from pydantic_ai.models.openai import OpenAIChatModel
         from pydantic_ai.providers.openai import OpenAIProvider
 
@@ -129,7 +139,7 @@ def build_model(profile: ModelProfile) -> ModelHandle:
             api_key=key,
             max_retries=MODEL_CLIENT_MAX_RETRIES,
             timeout=float(profile.request_timeout_seconds),
-            http_client=DefaultAsyncHttpxClient(verify=_tls_context()),
+            http_client=_pinned_client(),
         )
         model = OpenAIChatModel(profile.model_name, provider=OpenAIProvider(openai_client=client))
         own_client = client
@@ -141,12 +151,20 @@ def build_model(profile: ModelProfile) -> ModelHandle:
             profile.model_name, provider=OpenRouterProvider(api_key=_key(profile, required=True))
         )
     elif provider == Provider.ANTHROPIC:
+        from anthropic import AsyncAnthropic
         from pydantic_ai.models.anthropic import AnthropicModel
         from pydantic_ai.providers.anthropic import AnthropicProvider
 
-        model = AnthropicModel(
-            profile.model_name, provider=AnthropicProvider(api_key=_key(profile, required=True))
+        client = AsyncAnthropic(
+            api_key=_key(profile, required=True),
+            max_retries=MODEL_CLIENT_MAX_RETRIES,
+            timeout=float(profile.request_timeout_seconds),
+            http_client=_pinned_client(),
         )
+        model = AnthropicModel(
+            profile.model_name, provider=AnthropicProvider(anthropic_client=client)
+        )
+        own_client = client
     else:
         raise ModelUnavailable(f"The model provider {provider!r} is not supported.")
     return ModelHandle(

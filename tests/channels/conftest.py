@@ -46,7 +46,7 @@ def fake(request, settings):
                 platform: server.url,
             }
         else:
-            settings.CHANNEL_ALLOWED_HOSTS = ["127.0.0.1"]
+            settings.OUTBOUND_ALLOW = ["127.0.0.1"]
         settings.CHANNEL_EDIT_INTERVAL_SECONDS = {platform: 0}
         return server
 

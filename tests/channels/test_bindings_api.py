@@ -152,6 +152,7 @@ def test_mattermost_needs_its_server_and_refuses_a_private_one_unless_listed(
     org, builder, agent, client_for, settings
 ):
     secrets = (channel_secret(org, "mm", "tok").pk, channel_secret(org, "mm hook", "hook").pk)
+    settings.OUTBOUND_ALLOW = []
     client = client_for(builder, org)
     missing = client.post(
         "/api/v1/channels/bindings/", body(agent, secrets, platform="mattermost"), format="json"
@@ -163,7 +164,7 @@ def test_mattermost_needs_its_server_and_refuses_a_private_one_unless_listed(
         format="json",
     )
     assert private.status_code == 422 and "server_url" in private.json()
-    settings.CHANNEL_ALLOWED_HOSTS = ["127.0.0.1"]
+    settings.OUTBOUND_ALLOW = ["127.0.0.1"]
     listed = client.post(
         "/api/v1/channels/bindings/",
         body(agent, secrets, platform="mattermost", server_url="http://127.0.0.1:8065"),

@@ -310,9 +310,9 @@ def test_a_server_address_this_deployment_will_not_dial_is_never_connected_to(
     binding, mattermost, listener
 ):
     first = mattermost.socket_number(1)
-    # The server moved to an address only a listed host may have (http, unlisted): the old
+    # The server moved to a private address the operator did not list in OUTBOUND_ALLOW: the old
     # socket closes, and the new address is refused before anything is dialled.
-    unlisted = mattermost.url.replace("127.0.0.1", "localhost")
+    unlisted = mattermost.url.replace("127.0.0.1", "10.0.0.1")
     Binding.objects.filter(pk=binding.pk).update(server_url=unlisted)
     assert first.closed.wait(10)
     dialled = len(mattermost.calls)

@@ -27,7 +27,7 @@ def catalog():
 
 @pytest.fixture
 def mcp_allowed(settings):
-    settings.MCP_ALLOWED_HOSTS = ["127.0.0.1"]
+    settings.OUTBOUND_ALLOW = ["127.0.0.1"]
     settings.MCP_TOOL_TIMEOUT_SECONDS = 2
 
 

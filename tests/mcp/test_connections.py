@@ -133,8 +133,9 @@ def test_deleting_a_connection_is_audited_and_takes_its_token(
     ],
 )
 def test_the_address_checks_refuse_internal_urls_naming_the_field(
-    org, owner, client_for, url, refused
+    org, owner, client_for, url, refused, settings
 ):
+    settings.OUTBOUND_ALLOW = []
     answer = client_for(owner, org).post(URL, {"name": "Inside", "url": url}, format="json")
     assert answer.status_code == 422
     assert refused in answer.json()["url"][0]
@@ -144,7 +145,7 @@ def test_the_address_checks_refuse_internal_urls_naming_the_field(
 def test_an_allow_listed_host_is_dialled_but_a_metadata_address_never(
     org, owner, client_for, settings
 ):
-    settings.MCP_ALLOWED_HOSTS = ["127.0.0.1", "169.254.169.254"]
+    settings.OUTBOUND_ALLOW = ["127.0.0.1", "169.254.169.254"]
     client = client_for(owner, org)
     allowed = client.post(URL, {"name": "Local", "url": "http://127.0.0.1:8123/mcp"}, format="json")
     assert allowed.status_code == 201
@@ -206,7 +207,7 @@ def test_a_personal_connection_is_its_owners_alone(
 
 
 def test_permission_triplet(org, other_org, owner, member, viewer, outsider, client_for, settings):
-    settings.MCP_ALLOWED_HOSTS = ["127.0.0.1"]
+    settings.OUTBOUND_ALLOW = ["127.0.0.1"]
     body = {"name": "Shared", "url": "http://127.0.0.1:8123/mcp"}
     # Without the permission: a member may not add the organization's connection…
     refused = client_for(member, org).post(URL, body, format="json")
@@ -247,13 +248,13 @@ def test_permission_triplet(org, other_org, owner, member, viewer, outsider, cli
     ],
 )
 def test_bad_input_is_a_422_naming_the_field(org, owner, client_for, settings, body, field):
-    settings.MCP_ALLOWED_HOSTS = ["127.0.0.1"]
+    settings.OUTBOUND_ALLOW = ["127.0.0.1"]
     answer = client_for(owner, org).post(URL, body, format="json")
     assert answer.status_code == 422 and field in answer.json()
 
 
 def test_two_connections_with_one_name_are_refused(org, owner, client_for, settings):
-    settings.MCP_ALLOWED_HOSTS = ["127.0.0.1"]
+    settings.OUTBOUND_ALLOW = ["127.0.0.1"]
     client = client_for(owner, org)
     body = {"name": "Shared", "url": "http://127.0.0.1:8123/mcp"}
     assert client.post(URL, body, format="json").status_code == 201
@@ -329,14 +330,14 @@ def test_every_request_is_checked_again_when_it_is_made(
 ):
     """The host is resolved, judged and pinned on each request, not only when the URL was saved:
     once the operator takes the host off the list, the same connection is refused."""
-    settings.MCP_ALLOWED_HOSTS = ["localhost"]
+    settings.OUTBOUND_ALLOW = ["localhost"]
     client = client_for(owner, org)
     url = warehouse.http_url.replace("127.0.0.1", "localhost")
     connection_id = _create(client, warehouse, url=url).json()["id"]
     listed = client.post(f"{URL}{connection_id}/tools/")
     assert listed.status_code == 200 and listed.json()["tool_count"] == 4
 
-    settings.MCP_ALLOWED_HOSTS = []
+    settings.OUTBOUND_ALLOW = []
     refused = client.post(f"{URL}{connection_id}/test/").json()
     assert refused["ok"] is False
     assert "localhost leads to a private, loopback or link-local address" in refused["error"]

@@ -103,10 +103,15 @@ def test_self_hosted_is_refused_with_an_empty_allow_list(org, owner, key, settin
     assert "MEM0_ALLOWED_HOSTS is empty" in error.message
 
 
-def test_self_hosted_must_be_https_and_allowed(org, owner, key, settings):
+def test_self_hosted_must_be_https_and_allowed(org, owner, key, settings, monkeypatch):
     from apps.agents.validation import validate_spec
+    from tests.capabilities.web.netguard import LoopbackOnlyNetwork
 
+    # Two lists: MEM0_ALLOWED_HOSTS (who may receive the key) and OUTBOUND_ALLOW (which private
+    # address the deployment may dial).
+    LoopbackOnlyNetwork().install(monkeypatch).answer("mem0.internal.example", "10.0.0.9")
     settings.MEM0_ALLOWED_HOSTS = ["mem0.internal.example"]
+    settings.OUTBOUND_ALLOW = ["mem0.internal.example"]
 
     def errors(url):
         spec = {
@@ -121,6 +126,8 @@ def test_self_hosted_must_be_https_and_allowed(org, owner, key, settings):
         "not in the deployment's MEM0_ALLOWED_HOSTS" in m for m in errors("https://evil.example")
     )
     assert any("https" in m for m in errors("http://mem0.internal.example"))
+    settings.OUTBOUND_ALLOW = []
+    assert any("private" in m for m in errors("https://mem0.internal.example"))
 
 
 def test_a_host_removed_from_the_allow_list_is_refused_at_assembly(

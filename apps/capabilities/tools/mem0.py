@@ -10,8 +10,9 @@ run has no store, both tools say so; where it only reads (an event trigger as it
 A self-hosted ``base_url`` must be https and its host listed in ``MEM0_ALLOWED_HOSTS``; an empty
 list refuses self-hosting outright, on purpose: the key travels in an ``Authorization`` header,
 so someone who may bind a shared key without reading it must not be able to point it at a server
-of their own. Checked at publish and again at assembly (the publish rules run on the frozen
-version). The cloud's address is :data:`ENDPOINTS` ``["cloud"]``, a module constant: no spec,
+of their own. Its address passes the outbound check too (apps/outbound: a private address only
+when OUTBOUND_ALLOW lists it). Checked at publish, again at assembly (the publish rules run on
+the frozen version), and on every call, by the pinned client. The cloud's address is :data:`ENDPOINTS` ``["cloud"]``, a module constant: no spec,
 binding or setting can change it; tests replace it with a fake on 127.0.0.1.
 
 mem0 bills its own embedding outside this deployment's ledger, so budgets do not bound it.
@@ -21,10 +22,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 from pydantic_ai import RunContext
+
+from apps.outbound.addresses import Refused, field_error, parse
+from apps.outbound.clients import legacy_async_client, legacy_client
 
 from ._toolsets import declared_toolset, parsed_config
 from .failures import TransientFault, WrongArguments, budgeted, refusal
@@ -45,24 +48,33 @@ def agent_prefix(organization_id: int, agent_id: int) -> str:
 
 
 def base_url_refusal(base_url: str | None, allowed_hosts) -> str | None:
-    """Why a self-hosted base_url may not be used, or None (None/empty is the cloud)."""
+    """Why a self-hosted base_url may not be used, or None (None/empty is the cloud).
+
+    Two questions, two lists: MEM0_ALLOWED_HOSTS says which servers may receive the binding's
+    key at all (someone who may bind a shared key without reading it must not point it at a
+    server of their own, public or not); the outbound check (apps/outbound) says whether the
+    deployment may dial the address — a private one only when OUTBOUND_ALLOW lists it, a cloud
+    metadata one never. A malformed URL (``https://[x]/``) is a refusal here, never an error."""
     if not base_url:
         return None
-    parts = urlsplit(str(base_url))
-    if parts.scheme != "https":
+    try:
+        target = parse(str(base_url))
+    except Refused as refused:
+        return refused.sentence
+    if target.scheme != "https":
         return "a self-hosted mem0 base_url must use https"
-    host = (parts.hostname or "").lower()
-    allowed = {h.strip().lower() for h in allowed_hosts or () if h.strip()}
+    allowed = {h.strip().lower().rstrip(".") for h in allowed_hosts or () if h.strip()}
     if not allowed:
         return (
             "this deployment allows no self-hosted mem0 (MEM0_ALLOWED_HOSTS is empty); leave "
             "base_url empty to use mem0's cloud"
         )
-    if host not in allowed:
+    if target.host not in allowed:
         return (
-            f"{host} is not in the deployment's MEM0_ALLOWED_HOSTS ({', '.join(sorted(allowed))})"
+            f"{target.host} is not in the deployment's MEM0_ALLOWED_HOSTS "
+            f"({', '.join(sorted(allowed))})"
         )
-    return None
+    return field_error(str(base_url))
 
 
 def endpoint_of(base_url: str | None) -> str:
@@ -79,7 +91,14 @@ class Mem0Error(Exception):
         super().__init__(sentence)
 
 
+# What a mem0 call may fail with: the HTTP library's errors (an address the outbound check
+# refused when the call was made is one: a ConnectError) and a body that is not JSON.
+_FAILURES = (httpx.HTTPError, ValueError)
+
+
 def _sentence(exc: Exception) -> Mem0Error:
+    """One sentence per kind of answer; whatever the network said when nothing answered (a
+    refused address included) is "could not be reached"."""
     if isinstance(exc, httpx.HTTPStatusError):
         status = exc.response.status_code
         if status in (401, 403):
@@ -90,7 +109,8 @@ def _sentence(exc: Exception) -> Mem0Error:
 
 @dataclass(frozen=True)
 class Mem0Client:
-    """mem0's platform API (``Authorization: Token <key>``)."""
+    """mem0's platform API (``Authorization: Token <key>``). Every call goes through the outbound
+    check's pinned client: the key reaches only the address that passed it."""
 
     base_url: str
     api_key: str
@@ -100,19 +120,23 @@ class Mem0Client:
 
     async def add(self, user_id: str, text: str) -> None:
         try:
-            async with httpx.AsyncClient(timeout=TIMEOUT_SECONDS) as client:
+            async with legacy_async_client(
+                timeout=TIMEOUT_SECONDS, follow_redirects=False
+            ) as client:
                 response = await client.post(
                     f"{self.base_url}/v1/memories/",
                     headers=self._headers(),
                     json={"messages": [{"role": "user", "content": text}], "user_id": user_id},
                 )
                 response.raise_for_status()
-        except httpx.HTTPError as exc:
+        except _FAILURES as exc:
             raise _sentence(exc) from exc
 
     async def search(self, user_id: str, query: str, limit: int) -> list[str]:
         try:
-            async with httpx.AsyncClient(timeout=TIMEOUT_SECONDS) as client:
+            async with legacy_async_client(
+                timeout=TIMEOUT_SECONDS, follow_redirects=False
+            ) as client:
                 response = await client.post(
                     f"{self.base_url}/v1/memories/search/",
                     headers=self._headers(),
@@ -120,7 +144,7 @@ class Mem0Client:
                 )
                 response.raise_for_status()
                 payload = response.json()
-        except (httpx.HTTPError, ValueError) as exc:
+        except _FAILURES as exc:
             raise _sentence(exc) from exc
         rows = payload.get("results", payload) if isinstance(payload, dict) else payload
         return [str(row.get("memory", "")) for row in rows or [] if isinstance(row, dict)][:limit]
@@ -129,25 +153,24 @@ class Mem0Client:
 
     def delete_user(self, user_id: str) -> None:
         try:
-            response = httpx.delete(
-                f"{self.base_url}/v1/memories/",
-                headers=self._headers(),
-                params={"user_id": user_id},
-                timeout=TIMEOUT_SECONDS,
-            )
-            response.raise_for_status()
-        except httpx.HTTPError as exc:
+            with legacy_client(timeout=TIMEOUT_SECONDS, follow_redirects=False) as client:
+                response = client.delete(
+                    f"{self.base_url}/v1/memories/",
+                    headers=self._headers(),
+                    params={"user_id": user_id},
+                )
+                response.raise_for_status()
+        except _FAILURES as exc:
             raise _sentence(exc) from exc
 
     def users_with_prefix(self, prefix: str) -> list[str]:
         """Every mem0 user id starting with ``prefix`` (an agent's spaces for all owners)."""
         try:
-            response = httpx.get(
-                f"{self.base_url}/v1/entities/", headers=self._headers(), timeout=TIMEOUT_SECONDS
-            )
-            response.raise_for_status()
-            payload = response.json()
-        except (httpx.HTTPError, ValueError) as exc:
+            with legacy_client(timeout=TIMEOUT_SECONDS, follow_redirects=False) as client:
+                response = client.get(f"{self.base_url}/v1/entities/", headers=self._headers())
+                response.raise_for_status()
+                payload = response.json()
+        except _FAILURES as exc:
             raise _sentence(exc) from exc
         rows = payload.get("results", payload) if isinstance(payload, dict) else payload
         if not isinstance(rows, list):

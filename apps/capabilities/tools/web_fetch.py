@@ -1,5 +1,10 @@
 """web_fetch ("Read web pages"): the full page behind a URL, as Markdown.
 
+The URL first passes the deployment's outbound check (apps/outbound) with no allow-list at all —
+the model chose it, and a page it read may have told it to, so an internal server an operator
+listed for a self-hosted model is as closed to it as any other. A malformed URL is an argument
+error the model fixes, never an exception that ends the run.
+
 The download is pydantic-ai's own ``WebFetchLocalTool`` over its SSRF-safe ``safe_download``
 (``pydantic_ai/_ssrf.py``), not code of ours: it resolves the host once and pins the request to
 that address (so a name that answered public a moment ago cannot answer 169.254.169.254 now),
@@ -36,6 +41,7 @@ same local tool everywhere else — one of the two is offered, never both.
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -46,6 +52,8 @@ from pydantic_ai.common_tools.web_fetch import WebFetchLocalTool
 from pydantic_ai.exceptions import ModelRetry
 from pydantic_ai.messages import BinaryContent, ToolReturn
 from pydantic_ai.native_tools import SUPPORTED_NATIVE_TOOLS, WebFetchTool
+
+from apps.outbound.addresses import NOBODY, Refused, check_url, parse
 
 from .. import documents
 from ..domains import host_spellings
@@ -96,6 +104,31 @@ def cut(text: str, max_chars: int) -> str:
     if len(text) <= max_chars:
         return text
     return text[:max_chars] + f"\n\n[Cut at {max_chars:,} characters of {len(text):,}.]"
+
+
+def refusal_sentence(url: str, refused: Refused) -> RetryRequest:
+    """The outbound check's refusal of ``url``, said so that the model knows what to do next."""
+    if refused.kind == "metadata":
+        return FetchRefused(
+            f"Refused to read {url}: it leads to a cloud metadata address ({refused.address}), "
+            "which this deployment never reads, directly or through a redirect. Use a public "
+            "source instead."
+        )
+    if refused.kind == "private":
+        return FetchRefused(
+            f"Refused to read {url}: it leads to a private, loopback or link-local address "
+            f"({refused.address}), which this deployment never reads, directly or through a "
+            "redirect. Use a public URL instead."
+        )
+    if refused.kind == "unresolvable":
+        return FetchFailed(
+            f"Could not read {url}: the host {refused.host} does not resolve. Check the address."
+        )
+    if refused.kind == "credentials":
+        return WrongArguments(
+            f"Could not read {url}: write the URL without a user name or password."
+        )
+    return WrongArguments(f"{url!r} is not an absolute http(s) URL: write it as https://host/path.")
 
 
 def failure_sentence(url: str, retry: ModelRetry, config) -> RetryRequest:
@@ -226,10 +259,17 @@ def local_web_fetch(config):
             raise WrongArguments(
                 "url is empty: pass an absolute http(s) URL, e.g. https://example.com/page."
             )
-        if urlsplit(url).scheme.lower() not in ("http", "https") or not urlsplit(url).hostname:
+        try:
+            parse(url)
+        except Refused:
+            # Malformed (``http://[x]/``) or not http(s): the model wrote it, the model fixes it.
             raise WrongArguments(
                 f"{url!r} is not an absolute http(s) URL: write it as https://host/path."
-            )
+            ) from None
+        try:
+            await anyio.to_thread.run_sync(partial(check_url, url, allow=NOBODY))
+        except Refused as refused:
+            raise refusal_sentence(url, refused) from None
         try:
             result = await fetcher(url)
         except ModelRetry as retry:

@@ -162,9 +162,9 @@ def test_a_public_page_that_redirects_into_the_corpus_is_refused_at_the_hop(
 
 
 def test_dns_rebinding_cannot_move_a_pinned_request(corpus_network, site, org, member):
-    """First answer public, second private: the request goes to the address that was checked, and
-    the redirect's second lookup, now private, is refused."""
-    corpus_network.answer("rebind.example", NEWS_IP, "10.0.0.7")
+    """Public for the outbound check and the first hop, private after: the request goes to the
+    address that was checked, and the redirect's own lookup, now private, is refused."""
+    corpus_network.answer("rebind.example", NEWS_IP, NEWS_IP, "10.0.0.7")
     site.route("rebind.example", "/start", Page.redirect("/inside"))
     site.route("rebind.example", "/inside", Page("<p>you should not see this</p>"))
     link = url(site, "rebind.example", "/start")
@@ -173,11 +173,12 @@ def test_dns_rebinding_cannot_move_a_pinned_request(corpus_network, site, org, m
     assert part.outcome == "retried"
     assert "(10.0.0.7)" in part.model_response_str()
     assert [r.path for r in site.requests] == ["/start"]
-    # One lookup per hop, made by the guard: the HTTP client never resolved the name on its own.
-    assert corpus_network.lookups == ["rebind.example", "rebind.example"]
+    # The outbound check's lookup, then one per hop made by the download's guard: the HTTP client
+    # never resolved the name on its own.
+    assert corpus_network.lookups == ["rebind.example"] * 3
     assert corpus_network.connected == [(NEWS_IP, site.port)]
 
-    # A later call: the name now answers private from the first lookup, refused before connecting.
+    # A later call: the name now answers private to the outbound check, refused before connecting.
     _, (again,) = _fetch_all(member, org, [link])
     assert again.outcome == "retried" and "(10.0.0.7)" in again.model_response_str()
     assert [r.path for r in site.requests] == ["/start"]
