@@ -1,5 +1,7 @@
 from rest_framework import serializers
 
+from agenticos.params import StrictJSONMixin
+
 from ..models import (
     SKILL_BODY_MAX,
     SKILL_DESCRIPTION_MAX,
@@ -28,7 +30,7 @@ class CollectionSerializer(serializers.ModelSerializer):
         ]
 
 
-class CollectionWriteSerializer(serializers.Serializer):
+class CollectionWriteSerializer(StrictJSONMixin, serializers.Serializer):
     name = serializers.CharField(max_length=120)
     description = serializers.CharField(
         max_length=300, required=False, allow_blank=True, default=""
@@ -42,7 +44,7 @@ class CollectionWriteSerializer(serializers.Serializer):
     )
 
 
-class CollectionGrantSerializer(serializers.Serializer):
+class CollectionGrantSerializer(StrictJSONMixin, serializers.Serializer):
     user_id = serializers.IntegerField(min_value=1)
 
 
@@ -77,7 +79,7 @@ class DocumentSerializer(serializers.ModelSerializer):
         return document.status
 
 
-class DocumentUploadSerializer(serializers.Serializer):
+class DocumentUploadSerializer(StrictJSONMixin, serializers.Serializer):
     file = serializers.FileField()
     org_unit = serializers.CharField(max_length=120, required=False, allow_blank=True, default="")
 
@@ -100,7 +102,7 @@ class JsonText(serializers.CharField):
         return super().to_internal_value(data)
 
 
-class SkillWriteSerializer(serializers.Serializer):
+class SkillWriteSerializer(StrictJSONMixin, serializers.Serializer):
     """A skill's fields; on a PATCH each is optional. ``files`` is an object of name → text (the
     service checks the names and sizes)."""
 

@@ -17,8 +17,11 @@ from __future__ import annotations
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.plumbing import force_instance
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
+
+from agenticos.params import StrictJSONMixin
 
 from .authentication import ApiKeyAuthentication
 from .permissions import OrganizationPermission
@@ -79,6 +82,14 @@ class ApiKeyScheme(OpenApiAuthenticationExtension):
 
 
 class AgenticosAutoSchema(AutoSchema):
+    def _map_basic_serializer(self, serializer, direction):
+        schema = super()._map_basic_serializer(serializer, direction)
+        # A request serializer refuses a key it does not take (StrictJSONMixin): the schema says
+        # so, and a generated client builds bodies of exactly these keys.
+        if direction == "request" and isinstance(force_instance(serializer), StrictJSONMixin):
+            schema["additionalProperties"] = False
+        return schema
+
     def _needs_caller(self) -> bool:
         return any(
             isinstance(permission, OrganizationPermission)
