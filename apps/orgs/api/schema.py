@@ -48,7 +48,8 @@ _COMMON_ERRORS = {
     "401": "No credential, or a key that is unknown, revoked or expired.",
     "403": "The caller lacks the permission this operation needs.",
     "404": "Nothing with this id that the caller can see (another organization's reads the same).",
-    "422": "A value outside its type; the body names each one.",
+    "422": "A value outside its type, or a body key the operation does not take; the answer "
+    "names each one.",
     "429": "Rate limited (see the Retry-After header).",
 }
 _BODY_ERRORS = {
