@@ -20,10 +20,12 @@ mean what its schema says, does not.
 from __future__ import annotations
 
 import copy
+from functools import cache
 from typing import Any
 
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.plumbing import ResolvedComponent
+from jsonschema import Draft202012Validator
 from pydantic import ValidationError as PydanticValidationError
 from rest_framework import serializers
 
@@ -172,17 +174,44 @@ def agent_spec_component(auto_schema) -> dict:
     return _register(auto_schema, "AgentSpec", spec)
 
 
-def _binding_problems(spec: dict) -> list[str]:
-    """What the typed schema refuses in a spec's bindings: an id that names no bindable
-    capability, a config its capability's model does not take."""
+# How many sentences one refusal carries: enough to fix a spec, not a page of them.
+MAX_PROBLEMS = 10
+
+
+@cache
+def _spec_validator() -> Draft202012Validator:
+    return Draft202012Validator(AgentSpec.model_json_schema())
+
+
+@cache
+def _config_validator(capability_id: str) -> Draft202012Validator:
+    return Draft202012Validator(REGISTRY.get(capability_id).config_schema())
+
+
+def _schema_problems(validator: Draft202012Validator, value: Any, where: str) -> list[str]:
+    # The JSON types as the schema states them. pydantic's lax mode would read `false` as 0 and
+    # "5" as 5 where the schema says integer, accepting what a client was told is refused.
+    problems = []
+    for error in sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path)):
+        path = "".join(
+            f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path
+        )
+        problems.append(f"{where}{path}".lstrip(".") + f": {error.message}")
+    return problems
+
+
+def spec_problems(spec: dict) -> list[str]:
+    """What the typed schema refuses in a spec: a value outside its JSON type or range, a key
+    no part of the spec takes, a binding whose id names no bindable capability, a config its
+    capability's model does not take."""
+    problems = _schema_problems(_spec_validator(), spec, "")
     bindings = spec.get("capabilities")
     if not isinstance(bindings, list):
-        return []  # the structural check (apps.agents.spec) names it
+        return problems[:MAX_PROBLEMS]
     known = {cap.id: cap for cap in bindable_capabilities()}
-    problems = []
     for index, binding in enumerate(bindings):
         if not isinstance(binding, dict) or not isinstance(binding.get("id"), str):
-            continue
+            continue  # the spec's schema named it
         where = f"capabilities[{index}]"
         cap = known.get(binding["id"])
         if cap is None:
@@ -195,15 +224,20 @@ def _binding_problems(spec: dict) -> list[str]:
                 + ")."
             )
             continue
-        try:
-            cap.parse_config(binding.get("config") or {})
-        except PydanticValidationError as error:
-            for problem in error.errors():
-                loc = ".".join(str(part) for part in problem.get("loc", ()))
-                field = f"{where}.config" + (f".{loc}" if loc else "")
-                message = str(problem.get("msg", "invalid")).removeprefix("Value error, ")
-                problems.append(f"{field} ({cap.id}): {message}")
-    return problems
+        config = binding.get("config") or {}
+        config_problems = _schema_problems(_config_validator(cap.id), config, f"{where}.config")
+        if not config_problems:
+            # The model's own validators, beyond what its schema can say.
+            try:
+                cap.parse_config(config)
+            except PydanticValidationError as error:
+                for problem in error.errors():
+                    loc = ".".join(str(part) for part in problem.get("loc", ()))
+                    field = f"{where}.config" + (f".{loc}" if loc else "")
+                    message = str(problem.get("msg", "invalid")).removeprefix("Value error, ")
+                    config_problems.append(f"{field}: {message}")
+        problems.extend(f"{problem} ({cap.id})" for problem in config_problems)
+    return problems[:MAX_PROBLEMS]
 
 
 class AgentSpecField(SafeJSONField):
@@ -216,7 +250,7 @@ class AgentSpecField(SafeJSONField):
 
     def to_internal_value(self, data):
         data = super().to_internal_value(data)
-        problems = _binding_problems(data)
+        problems = spec_problems(data)
         if problems:
             raise serializers.ValidationError(problems)
         return data
