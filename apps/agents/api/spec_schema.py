@@ -196,7 +196,8 @@ def _schema_problems(validator: Draft202012Validator, value: Any, where: str) ->
         path = "".join(
             f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path
         )
-        problems.append(f"{where}{path}".lstrip(".") + f": {error.message}")
+        location = f"{where}{path}".lstrip(".")
+        problems.append(f"{location}: {error.message}" if location else error.message)
     return problems
 
 
