@@ -270,12 +270,40 @@ def _json_type_problem(field: fields.Field, value) -> str | None:
     return None
 
 
+def _printable_key(key) -> str:
+    # The key is echoed back: a lone surrogate cannot be encoded as UTF-8 (a 500 when the answer
+    # is rendered), so it is escaped; a key longer than any field name is cut.
+    text = str(key).encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= 100 else text[:100] + "…"
+
+
+def accepted_keys(serializer) -> list[str]:
+    """The keys a request serializer takes: its writable fields, as a client spells them."""
+    return [field.field_name for field in serializer.fields.values() if not field.read_only]
+
+
 class StrictJSONMixin:
-    """For request serializers: each value must have the JSON type of its field."""
+    """The base of every request serializer: a key it does not take is refused, and each value
+    must have the JSON type of its field.
+
+    Why refuse unknown keys: DRF drops them silently, so ``{"content": ...}`` sent where the field
+    is ``body`` answered 201 and stored an empty file. The answer is a 422 naming each unknown key
+    and listing the keys the endpoint takes (the schema says the same: ``additionalProperties:
+    false`` on every request body, apps/orgs/api/schema.py).
+    """
 
     def to_internal_value(self, data):
+        # Unknown keys and values of the wrong JSON type are named together, in one answer.
+        errors: Errors = {}
+        if hasattr(data, "keys"):
+            accepted = accepted_keys(self)
+            unknown = [key for key in data.keys() if key not in accepted]
+            takes = ", ".join(accepted) if accepted else "no keys"
+            for key in unknown:
+                errors[_printable_key(key)] = [
+                    f"is not a field this endpoint accepts; it takes: {takes}."
+                ]
         if isinstance(data, dict):
-            errors: Errors = {}
             for name, field in self.fields.items():
                 if field.read_only or field.field_name not in data:
                     continue
@@ -288,6 +316,6 @@ class StrictJSONMixin:
                     )
                 if problem:
                     errors[name] = [problem]
-            if errors:
-                raise serializers.ValidationError(errors)
+        if errors:
+            raise serializers.ValidationError(errors)
         return super().to_internal_value(data)

@@ -14,6 +14,8 @@ def test_api_path_without_slash_redirects(client, org, owner):
 
 
 # --- an honest schema (issue 13, defect 5) ------------------------------------------------
+import re  # noqa: E402
+
 import pytest  # noqa: E402
 import yaml  # noqa: E402
 from django.core.management import call_command  # noqa: E402
@@ -144,3 +146,91 @@ def test_the_organization_header_is_described_once(schema):
 def test_the_run_history_filters_are_declared(schema):
     names = {p["name"] for p in schema["paths"]["/api/v1/runs/"]["get"]["parameters"]}
     assert {"status", "user_id", "started_from", "started_to", "took_over_ms", "order_by"} <= names
+
+
+# --- a schema a generated client can trust (issue 33) ---------------------------------------
+
+
+def test_every_request_body_refuses_keys_it_does_not_declare(schema):
+    """Each request serializer inherits StrictJSONMixin (a 422 naming an unknown key): the
+    schema says so on every body it declares, JSON or multipart."""
+    for path, method, operation in _operations(schema):
+        for media, content in operation.get("requestBody", {}).get("content", {}).items():
+            ref = content["schema"].get("$ref", "")
+            if not ref:
+                continue
+            component = schema["components"]["schemas"][ref.rsplit("/", 1)[1]]
+            assert component.get("additionalProperties") is False, (method, path, media, ref)
+
+
+EXPORTS = {
+    "/api/v1/runs/export/": ("started_from", "started_to", ["csv", "jsonl"]),
+    "/api/v1/approvals/export/": ("created_from", "created_to", ["csv", "jsonl"]),
+    "/api/v1/audit/export/": ("created_from", "created_to", ["csv", "jsonl"]),
+    "/api/v1/spend/export/": ("from", "to", ["csv"]),
+}
+MEDIA = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
+
+
+@pytest.mark.parametrize("path", sorted(EXPORTS))
+def test_an_export_declares_both_window_ends_required(schema, path):
+    start, end, _ = EXPORTS[path]
+    parameters = {p["name"]: p for p in schema["paths"][path]["get"]["parameters"]}
+    for name in (start, end):
+        assert parameters[name].get("required") is True, (path, name)
+        # Required means present and not empty: the empty value a list filter allows is gone.
+        assert not re.match(parameters[name]["schema"]["pattern"], ""), (path, name)
+    assert "period" not in parameters
+
+
+@pytest.mark.parametrize("path", sorted(EXPORTS))
+def test_an_export_declares_each_format_as_text_of_its_media_type(schema, path):
+    _, _, formats = EXPORTS[path]
+    content = schema["paths"][path]["get"]["responses"]["200"]["content"]
+    assert set(content) == {MEDIA[fmt] for fmt in formats}
+    for media in content.values():
+        assert media["schema"] == {"type": "string"}, path
+    parameters = {p["name"]: p for p in schema["paths"][path]["get"]["parameters"]}
+    if len(formats) > 1:
+        assert parameters["fmt"]["schema"]["enum"] == formats
+
+
+def test_the_events_endpoint_declares_its_media_types_not_any(schema):
+    operation = schema["paths"]["/api/v1/triggers/{id}/events/"]["post"]
+    assert set(operation["requestBody"]["content"]) == {
+        "application/json",
+        "application/octet-stream",
+    }
+    headers = {p["name"] for p in operation["parameters"] if p["in"] == "header"}
+    assert {"X-AgenticOS-Signature", "X-AgenticOS-Timestamp", "X-Hub-Signature-256"} <= headers
+
+
+def _component(schema, ref: dict) -> dict:
+    return schema["components"]["schemas"][ref["$ref"].rsplit("/", 1)[1]]
+
+
+def test_an_agents_spec_is_typed_and_its_bindings_are_a_union_on_id(schema):
+    from apps.agents.api.spec_schema import bindable_capabilities, camel
+
+    components = schema["components"]["schemas"]
+    for request in ("AgentCreateRequest", "PatchedAgentUpdateRequest"):
+        assert components[request]["properties"]["spec"]["allOf"] == [
+            {"$ref": "#/components/schemas/AgentSpec"}
+        ]
+    assert components["AgentDetail"]["properties"]["spec"]["allOf"][0]["$ref"].endswith(
+        "/AgentSpec"
+    )
+    items = components["AgentSpec"]["properties"]["capabilities"]["items"]
+    mapping = items["discriminator"]["mapping"]
+    assert items["discriminator"]["propertyName"] == "id"
+    capabilities = bindable_capabilities()
+    assert set(mapping) == {cap.id for cap in capabilities}
+    assert "channel_tools" not in mapping  # granted per chat binding, never by a spec
+    for cap in capabilities:
+        binding = _component(schema, {"$ref": mapping[cap.id]})
+        assert _component(schema, binding["properties"]["id"])["enum"] == [cap.id]
+        config = _component(schema, binding["properties"]["config"])
+        assert config is components[f"{camel(cap.id)}Config"]
+        # The registry's own config model: the same keys, unknown ones refused.
+        assert set(config.get("properties", {})) == set(cap.config_schema().get("properties", {}))
+        assert config["additionalProperties"] is False

@@ -361,8 +361,9 @@ SPECTACULAR_SETTINGS = {
         "is not an id is a 422.\n\n"
         "Errors: 401 no or a bad credential, 403 a missing permission (named), 404 nothing the "
         "caller can see (another organization's rows read the same as missing ones), 409 a "
-        "second decision, 413 a body over the limit, 422 a value outside its type (the body "
-        "names each field), 429 a rate limit (Retry-After)."
+        "second decision, 413 a body over the limit, 422 a value outside its type or a body key "
+        "the endpoint does not take (the body names each one; an unknown key's message lists "
+        "the keys the endpoint takes), 429 a rate limit (Retry-After)."
     ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,

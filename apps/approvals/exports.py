@@ -34,6 +34,8 @@ APPROVALS_TABLE = ExportTable(
     rows=lambda approvals: [approval_row(a) for a in approvals],
     date_field="created_at",
     ordering=("created_at", "id"),
+    # JSONL as the audit export offers it: the approvals log feeds the same log pipelines.
+    formats=("csv", "jsonl"),
 )
 
 

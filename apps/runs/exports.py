@@ -56,6 +56,9 @@ RUNS_TABLE = ExportTable(
     # The history's own "started" column (a queued run counts from when it was asked for).
     date_field="started",
     ordering=("started", "id"),
+    # JSONL as the audit export offers it: a finance or BI pipeline ingests runs line by line as
+    # often as a person opens them in a spreadsheet.
+    formats=("csv", "jsonl"),
 )
 
 

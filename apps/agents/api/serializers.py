@@ -1,7 +1,9 @@
 from rest_framework import serializers
 
-from agenticos.params import IdField, SafeJSONField, StrictJSONMixin
+from agenticos.params import IdField, StrictJSONMixin
 from apps.agents.models import Agent, AgentVersion, ModelProfile, Provider
+
+from .spec_schema import AgentSpecField
 
 
 def _budget(spec: dict | None):
@@ -38,17 +40,17 @@ class AgentListSerializer(serializers.ModelSerializer):
 
 
 class AgentDetailSerializer(AgentListSerializer):
-    spec = serializers.JSONField(
-        source="draft_spec", help_text="The draft spec (what PATCH changes)."
+    spec = AgentSpecField(source="draft_spec", help_text="The draft spec (what PATCH changes).")
+    published_spec = AgentSpecField(
+        source="current_version.spec",
+        read_only=True,
+        allow_null=True,
+        help_text="The published version's spec (null: never published).",
     )
-    published_spec = serializers.SerializerMethodField()
     permissions = serializers.SerializerMethodField()
 
     class Meta(AgentListSerializer.Meta):
         fields = [*AgentListSerializer.Meta.fields, "spec", "published_spec", "permissions"]
-
-    def get_published_spec(self, agent) -> dict | None:
-        return agent.current_version.spec if agent.current_version_id else None
 
     def get_permissions(self, agent) -> dict:
         from apps.agents.selectors import ACTIONS, can
@@ -62,13 +64,13 @@ class AgentCreateSerializer(StrictJSONMixin, serializers.Serializer):
     description = serializers.CharField(
         max_length=500, required=False, allow_blank=True, default=""
     )
-    spec = SafeJSONField(required=False, help_text="Omit for New agent: the AgenticOS template.")
+    spec = AgentSpecField(required=False, help_text="Omit for New agent: the AgenticOS template.")
 
 
 class AgentUpdateSerializer(StrictJSONMixin, serializers.Serializer):
     name = serializers.CharField(max_length=120, required=False)
     description = serializers.CharField(max_length=500, required=False, allow_blank=True)
-    spec = SafeJSONField(required=False, help_text="Replaces the whole draft spec.")
+    spec = AgentSpecField(required=False, help_text="Replaces the whole draft spec.")
 
 
 class PublishSerializer(StrictJSONMixin, serializers.Serializer):
@@ -77,6 +79,7 @@ class PublishSerializer(StrictJSONMixin, serializers.Serializer):
 
 class AgentVersionSerializer(serializers.ModelSerializer):
     agent_id = serializers.IntegerField(read_only=True)
+    spec = AgentSpecField(read_only=True)
     published_by = serializers.SerializerMethodField()
     budget_monthly_usd = serializers.SerializerMethodField()
 

@@ -5,7 +5,6 @@ the runs API's (apps/runs/api/views.py): approvals sits below runs and never imp
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
@@ -13,12 +12,19 @@ from rest_framework.views import APIView
 
 from apps.orgs.api.exceptions import Conflict
 from apps.orgs.api.negotiation import FileDownloadNegotiation
-from apps.orgs.api.schema import MOMENT_SCHEMA, ErrorSerializer
+from apps.orgs.api.schema import (
+    MOMENT_SCHEMA,
+    ErrorSerializer,
+    export_format_parameter,
+    export_responses,
+    export_window_parameters,
+    with_parameters_replaced,
+)
 from apps.orgs.permissions import APPROVALS_DECIDE
 
 from .. import selectors, services
 from ..choices import ApprovalStatus
-from ..exports import approvals_export
+from ..exports import APPROVALS_TABLE, approvals_export
 from .serializers import ApprovalPageSerializer, ApprovalRowSerializer, DecideSerializer
 
 FILTER_PARAMETERS = [
@@ -93,13 +99,29 @@ class ApprovalDecideView(APIView):
 
 
 class ApprovalExportView(APIView):
-    """`GET /approvals/export/`: the log as CSV over `created_from`..`created_to` (both required),
-    the same filters as the list, at most 10,000 rows; recorded as `approvals.export`."""
+    """`GET /approvals/export/`: the log as CSV or JSONL (`?fmt=csv|jsonl`) over
+    `created_from`..`created_to` (both required), the same filters as the list, at most 10,000
+    rows; recorded as `approvals.export`."""
 
     required_permission = APPROVALS_DECIDE
     content_negotiation_class = FileDownloadNegotiation
 
-    @extend_schema(parameters=FILTER_PARAMETERS, responses={(200, "text/csv"): OpenApiTypes.BINARY})
+    @extend_schema(
+        parameters=with_parameters_replaced(
+            FILTER_PARAMETERS,
+            [
+                *export_window_parameters(
+                    "created_from",
+                    "created_to",
+                    from_description="A date or a date-time, inclusive.",
+                    to_description="Inclusive; a date means the whole day.",
+                ),
+                export_format_parameter(tuple(APPROVALS_TABLE.formats)),
+            ],
+            drop=("oldest_first",),
+        ),
+        responses=export_responses(tuple(APPROVALS_TABLE.formats)),
+    )
     def get(self, request):
         return approvals_export(
             user=request.user,

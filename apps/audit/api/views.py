@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import viewsets
 from rest_framework.views import APIView
 
 from agenticos.params import ID_PATH_PATTERN
-from apps.audit.exports import audit_export
+from apps.audit.exports import AUDIT_TABLE, audit_export
 from apps.audit.selectors import audit_entries_visible_to, parse_audit_filters
 from apps.orgs.api.negotiation import FileDownloadNegotiation
-from apps.orgs.api.schema import MOMENT_SCHEMA
+from apps.orgs.api.schema import (
+    MOMENT_SCHEMA,
+    export_format_parameter,
+    export_responses,
+    export_window_parameters,
+    with_parameters_replaced,
+)
 from apps.orgs.permissions import AUDIT_READ
 
 from .serializers import AuditEntrySerializer
@@ -60,16 +65,19 @@ class AuditExportView(APIView):
     content_negotiation_class = FileDownloadNegotiation
 
     @extend_schema(
-        parameters=[
-            *FILTER_PARAMETERS,
-            OpenApiParameter(
-                "fmt", str, enum=["csv", "jsonl"], description="File format; csv by default."
-            ),
-        ],
-        responses={
-            (200, "text/csv"): OpenApiTypes.BINARY,
-            (200, "application/x-ndjson"): OpenApiTypes.BINARY,
-        },
+        parameters=with_parameters_replaced(
+            FILTER_PARAMETERS,
+            [
+                *export_window_parameters(
+                    "created_from",
+                    "created_to",
+                    from_description="From this date or date-time, inclusive.",
+                    to_description="Up to this date (the whole day) or date-time, inclusive.",
+                ),
+                export_format_parameter(tuple(AUDIT_TABLE.formats)),
+            ],
+        ),
+        responses=export_responses(tuple(AUDIT_TABLE.formats)),
     )
     def get(self, request):
         result = audit_export(

@@ -1,6 +1,6 @@
-from collections.abc import Mapping
-
 from rest_framework import serializers
+
+from agenticos.params import StrictJSONMixin
 
 from ..models import (
     SKILL_BODY_MAX,
@@ -30,24 +30,14 @@ class CollectionSerializer(serializers.ModelSerializer):
         ]
 
 
-class JsonText(serializers.CharField):
-    """Text that must arrive as a JSON string (DRF's CharField would store ``3`` as ``"3"``,
-    accepting what the schema says is refused)."""
-
-    default_error_messages = {"not_text": "Must be text (a JSON string)."}
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("not_text")
-        return super().to_internal_value(data)
-
-
-class CollectionWriteSerializer(serializers.Serializer):
+class CollectionWriteSerializer(StrictJSONMixin, serializers.Serializer):
     """A new collection. A key it does not know is refused, each named: a misspelt
     ``restricted`` would otherwise make an open collection of what was meant to be closed."""
 
-    name = JsonText(max_length=120)
-    description = JsonText(max_length=300, required=False, allow_blank=True, default="")
+    name = serializers.CharField(max_length=120)
+    description = serializers.CharField(
+        max_length=300, required=False, allow_blank=True, default=""
+    )
     restricted = serializers.BooleanField(required=False, default=False)
     embedding_profile_id = serializers.IntegerField(
         required=False, allow_null=True, default=None, min_value=1
@@ -56,21 +46,8 @@ class CollectionWriteSerializer(serializers.Serializer):
         required=False, allow_null=True, default=None, min_value=1
     )
 
-    def to_internal_value(self, data):
-        unknown = sorted(set(data) - set(self.fields)) if isinstance(data, Mapping) else []
-        errors = {key: ["Not a field of a collection."] for key in unknown}
-        try:
-            values = super().to_internal_value(data)
-        except serializers.ValidationError as exc:
-            if not errors:
-                raise
-            raise serializers.ValidationError({**exc.detail, **errors}) from exc
-        if errors:
-            raise serializers.ValidationError(errors)
-        return values
 
-
-class CollectionGrantSerializer(serializers.Serializer):
+class CollectionGrantSerializer(StrictJSONMixin, serializers.Serializer):
     user_id = serializers.IntegerField(min_value=1)
 
 
@@ -105,7 +82,7 @@ class DocumentSerializer(serializers.ModelSerializer):
         return document.status
 
 
-class DocumentUploadSerializer(serializers.Serializer):
+class DocumentUploadSerializer(StrictJSONMixin, serializers.Serializer):
     file = serializers.FileField()
     org_unit = serializers.CharField(max_length=120, required=False, allow_blank=True, default="")
 
@@ -116,7 +93,19 @@ class SkillSerializer(serializers.ModelSerializer):
         fields = ["id", "name", "description", "body", "files", "created_at", "updated_at"]
 
 
-class SkillWriteSerializer(serializers.Serializer):
+class JsonText(serializers.CharField):
+    """Text that must arrive as a JSON string (DRF's CharField would store ``3`` as ``"3"``,
+    accepting what the schema says is refused)."""
+
+    default_error_messages = {"not_text": "Must be text (a JSON string)."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("not_text")
+        return super().to_internal_value(data)
+
+
+class SkillWriteSerializer(StrictJSONMixin, serializers.Serializer):
     """A skill's fields; on a PATCH each is optional. ``files`` is an object of name → text (the
     service checks the names and sizes)."""
 

@@ -17,9 +17,13 @@ from __future__ import annotations
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.plumbing import force_instance
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 from rest_framework.permissions import IsAuthenticated
+
+from agenticos.params import StrictJSONMixin
 
 from .authentication import ApiKeyAuthentication
 from .permissions import OrganizationPermission
@@ -45,7 +49,8 @@ _COMMON_ERRORS = {
     "401": "No credential, or a key that is unknown, revoked or expired.",
     "403": "The caller lacks the permission this operation needs.",
     "404": "Nothing with this id that the caller can see (another organization's reads the same).",
-    "422": "A value outside its type; the body names each one.",
+    "422": "A value outside its type, or a body key the operation does not take; the answer "
+    "names each one.",
     "429": "Rate limited (see the Retry-After header).",
 }
 _BODY_ERRORS = {
@@ -67,6 +72,60 @@ def moment_parameter(name: str, description: str) -> OpenApiParameter:
     return OpenApiParameter(name, MOMENT_SCHEMA, description=description)
 
 
+# --- exports ------------------------------------------------------------------------------
+# Every export needs both ends of its window (a 422 names a missing one): declared required, and
+# without the empty value a list filter allows.
+REQUIRED_MOMENT_SCHEMA = {**MOMENT_SCHEMA, "pattern": MOMENT_SCHEMA["pattern"].removeprefix("^$|")}
+
+
+def export_window_parameters(
+    from_name: str, to_name: str, *, from_description: str, to_description: str
+) -> list[OpenApiParameter]:
+    return [
+        OpenApiParameter(
+            from_name, REQUIRED_MOMENT_SCHEMA, required=True, description=from_description
+        ),
+        OpenApiParameter(
+            to_name, REQUIRED_MOMENT_SCHEMA, required=True, description=to_description
+        ),
+    ]
+
+
+def export_format_parameter(formats: tuple[str, ...]) -> OpenApiParameter:
+    return OpenApiParameter(
+        "fmt", str, enum=list(formats), description=f"File format; {formats[0]} by default."
+    )
+
+
+_EXPORT_MEDIA = {
+    "csv": ("text/csv", "A CSV file: a header row, then one row per record (UTF-8, CRLF)."),
+    "jsonl": ("application/x-ndjson", "JSON Lines: one JSON object per record and line."),
+}
+
+
+def export_responses(formats: tuple[str, ...]) -> dict:
+    """An export's file, declared as text in each media type it is offered in.
+
+    Text, not ``format: binary``: a generated client reads a ``text/*`` body as a string, while a
+    binary one under a text media type made openapi-python-client's code wrap ``response.text``
+    in a ``BytesIO`` and crash.
+    """
+    return {
+        (200, _EXPORT_MEDIA[fmt][0]): OpenApiResponse(
+            response=OpenApiTypes.STR, description=_EXPORT_MEDIA[fmt][1]
+        )
+        for fmt in formats
+    }
+
+
+def with_parameters_replaced(
+    parameters: list[OpenApiParameter], replacements: list[OpenApiParameter], *, drop=()
+) -> list[OpenApiParameter]:
+    """A view's filter parameters with some redeclared (an export's required window) or dropped."""
+    replaced = {p.name for p in replacements} | set(drop)
+    return [p for p in parameters if p.name not in replaced] + replacements
+
+
 class ApiKeyScheme(OpenApiAuthenticationExtension):
     target_class = ApiKeyAuthentication
     name = "bearerAuth"
@@ -80,6 +139,14 @@ class ApiKeyScheme(OpenApiAuthenticationExtension):
 
 
 class AgenticosAutoSchema(AutoSchema):
+    def _map_basic_serializer(self, serializer, direction):
+        schema = super()._map_basic_serializer(serializer, direction)
+        # A request serializer refuses a key it does not take (StrictJSONMixin): the schema says
+        # so, and a generated client builds bodies of exactly these keys.
+        if direction == "request" and isinstance(force_instance(serializer), StrictJSONMixin):
+            schema["additionalProperties"] = False
+        return schema
+
     def _needs_caller(self) -> bool:
         # A signed-in person outside any organization (accepting an invitation) is a caller too.
         return any(

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from django.http import Http404
 from django.shortcuts import get_object_or_404
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
@@ -33,11 +32,18 @@ from apps.approvals.models import Question
 from apps.orgs import permissions as perms
 from apps.orgs.api.exceptions import Conflict
 from apps.orgs.api.negotiation import FileDownloadNegotiation
-from apps.orgs.api.schema import MOMENT_SCHEMA, ErrorSerializer
+from apps.orgs.api.schema import (
+    MOMENT_SCHEMA,
+    ErrorSerializer,
+    export_format_parameter,
+    export_responses,
+    export_window_parameters,
+    with_parameters_replaced,
+)
 from apps.ratings.selectors import turn_ratings
 from apps.runs import resume, selectors, services
 from apps.runs.choices import RunStatus, Surface
-from apps.runs.exports import runs_export
+from apps.runs.exports import RUNS_TABLE, runs_export
 from apps.runs.filters import ORDERS, RATINGS, TOOK_OVER_MS_MAX, parse_run_history
 from apps.runs.models import Run
 
@@ -173,16 +179,30 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
 
 
 class RunExportView(APIView):
-    """`GET /runs/export/`: the run history as CSV over `started_from`..`started_to` (both
-    required), the same filters and top-level default as `GET /runs/`, at most 10,000 rows;
-    recorded as `runs.export` before the file is sent. `runs:view`."""
+    """`GET /runs/export/`: the run history as CSV or JSONL (`?fmt=csv|jsonl`) over
+    `started_from`..`started_to` (both required), the same filters and top-level default as
+    `GET /runs/`, at most 10,000 rows; recorded as `runs.export` before the file is sent.
+    `runs:view`."""
 
     required_permission = perms.RUNS_VIEW
     content_negotiation_class = FileDownloadNegotiation
 
     @extend_schema(
-        parameters=HISTORY_PARAMETERS,
-        responses={(200, "text/csv"): OpenApiTypes.BINARY},
+        # The window is named by its dates; `period` (the dashboard's) is the list's alone.
+        parameters=with_parameters_replaced(
+            HISTORY_PARAMETERS,
+            [
+                *export_window_parameters(
+                    "started_from",
+                    "started_to",
+                    from_description="A date (the whole day) or a date-time, inclusive.",
+                    to_description="Inclusive; a date means the whole day.",
+                ),
+                export_format_parameter(tuple(RUNS_TABLE.formats)),
+            ],
+            drop=("period", "order_by", "descending"),
+        ),
+        responses=export_responses(tuple(RUNS_TABLE.formats)),
     )
     def get(self, request):
         return runs_export(

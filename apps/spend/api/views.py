@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 from apps.orgs import permissions as perms
 from apps.orgs.api.exceptions import UnprocessableEntity
 from apps.orgs.api.negotiation import FileDownloadNegotiation
-from apps.orgs.api.schema import MOMENT_SCHEMA
+from apps.orgs.api.schema import MOMENT_SCHEMA, export_responses, export_window_parameters
 from apps.spend.aggregates import SpendScope, spend_overview, usage_stats, window_slices
 from apps.spend.exports import spend_export
 from apps.spend.filters import parse_spend_window
@@ -67,7 +67,13 @@ class SpendExportView(APIView):
     content_negotiation_class = FileDownloadNegotiation
 
     @extend_schema(
-        parameters=WINDOW_PARAMETERS[1:], responses={(200, "text/csv"): OpenApiTypes.BINARY}
+        parameters=export_window_parameters(
+            "from",
+            "to",
+            from_description="A date or a date-time, inclusive.",
+            to_description="Inclusive; a date means the whole day.",
+        ),
+        responses=export_responses(("csv",)),
     )
     def get(self, request):
         return spend_export(

@@ -10,7 +10,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.db import transaction
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
@@ -126,6 +126,27 @@ class RawBodyParser(BaseParser):
 
 REFUSED = "The event's signature does not verify against this trigger's secret."
 REPLAYED = "This signed event was already accepted; a signed event starts one run, once."
+# Either the AgenticOS pair or GitHub's header signs an event; none is required on its own.
+SIGNATURE_HEADERS = [
+    OpenApiParameter(
+        "X-AgenticOS-Signature",
+        str,
+        OpenApiParameter.HEADER,
+        description='`sha256=<hex HMAC-SHA256 of "<timestamp>.<body>">` with the trigger\'s secret.',
+    ),
+    OpenApiParameter(
+        "X-AgenticOS-Timestamp",
+        str,
+        OpenApiParameter.HEADER,
+        description="Unix seconds; at most TRIGGER_EVENT_TOLERANCE_SECONDS old.",
+    ),
+    OpenApiParameter(
+        "X-Hub-Signature-256",
+        str,
+        OpenApiParameter.HEADER,
+        description="GitHub's: `sha256=<hex HMAC-SHA256 of the body>`.",
+    ),
+]
 
 
 class TriggerEventView(APIView):
@@ -144,7 +165,14 @@ class TriggerEventView(APIView):
     parser_classes = [RawBodyParser]
 
     @extend_schema(
-        request={"*/*": OpenApiTypes.BINARY},
+        # The body is signed as sent and handed to the run as data: a JSON webhook's object, or
+        # any bytes (exactly as signed). The parser takes every media type; these two are the
+        # ones a generated client can send.
+        request={
+            "application/json": OpenApiTypes.OBJECT,
+            "application/octet-stream": OpenApiTypes.BINARY,
+        },
+        parameters=SIGNATURE_HEADERS,
         responses={
             202: EventAcceptedSerializer,
             403: OpenApiResponse(response=ErrorSerializer, description="Not signed by it."),
