@@ -42,7 +42,22 @@ def runs_visible_to(user, organization) -> QuerySet[Run]:
     return runs.filter(user_id=user.pk)
 
 
+def conversation_for_writer(user, organization, conversation_id) -> Conversation | None:
+    """The conversation a person may post a turn into (or open as a chat): their own, only.
+
+    A chat is private to the person who holds it: runs:view reads a colleague's runs in the
+    history, but never lets its holder speak in the colleague's thread. A conversation that is
+    someone else's, another organization's or missing is the same None (a 404 at the edge), so a
+    probe cannot tell which of the three it hit.
+    """
+    if organization is None or conversation_id is None:
+        return None
+    return own_conversations(user, organization).filter(pk=conversation_id).first()
+
+
 def conversations_visible_to(user, organization) -> QuerySet[Conversation]:
+    """Conversations listed to a reader (the deletion endpoint's lookup: settings:manage may
+    delete any, decided by the service); never the lookup for writing into one."""
     conversations = Conversation.objects.filter(organization=organization)
     if has_org_permission(user, organization, RUNS_VIEW):
         return conversations
