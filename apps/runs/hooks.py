@@ -18,6 +18,10 @@ start or it is not part of the deployment.
 
 A receiver runs after the commit, so it never sees (or announces) something that rolled back; a
 receiver that raises is logged and skips nothing else (``transaction.on_commit(..., robust=True)``).
+
+A :class:`Provider` is the other direction: a read runs needs from an app above it, answered by
+that app. :data:`message_ratings` is apps.ratings' table of thumbs, which the run history's
+``rated`` filter and the chat's own thumbs read.
 """
 
 from __future__ import annotations
@@ -78,3 +82,25 @@ def on_run_budget_refused(receiver: Callable[..., object]) -> None:
 
 def run_budget_refused(run_id: int) -> None:
     run_budget_refused_hook.send_on_commit(run_id=run_id)
+
+
+class Provider:
+    """A read an app above runs answers for it, registered in that app's AppConfig.ready().
+
+    Asking one nobody provided is an error naming it, never a silent empty answer."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._answer: Callable[..., object] | None = None
+
+    def provide(self, answer: Callable[..., object]) -> None:
+        self._answer = answer
+
+    def __call__(self, *args, **kwargs):
+        if self._answer is None:
+            raise LookupError(f"nothing provides {self.name!r} (is its app installed?)")
+        return self._answer(*args, **kwargs)
+
+
+# ``message_ratings()`` -> the QuerySet of every rating (apps.ratings.MessageRating).
+message_ratings = Provider("message_ratings")
