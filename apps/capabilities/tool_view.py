@@ -60,12 +60,18 @@ def offered_description(declared, override_description: str | None) -> str:
     return render_tool_text(override_description, returns)
 
 
+def seen_name(declared, overrides: Mapping[str, Any] | None) -> str:
+    """The name the model calls ``declared`` by under a binding's ``tool_overrides``."""
+    name, _ = override_of(overrides or {}, declared.id)
+    return name or declared.id
+
+
 def seen_tool(declared, overrides: Mapping[str, Any] | None) -> SeenTool:
     """``declared`` (a capability's ToolSpec) under a binding's ``tool_overrides``."""
-    name, redescription = override_of(overrides or {}, declared.id)
+    _, redescription = override_of(overrides or {}, declared.id)
     return SeenTool(
         tool_id=declared.id,
-        name=name or declared.id,
+        name=seen_name(declared, overrides),
         description=offered_description(declared, redescription),
     )
 
