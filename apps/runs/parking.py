@@ -337,4 +337,3 @@ def after_run(*, run: Run, prepared, deferred, messages, resumed: bool) -> list[
         frames = _park(run, prepared, deferred, messages)
         hooks.run_parked(run.pk)
     return frames
-

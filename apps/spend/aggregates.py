@@ -346,7 +346,7 @@ def agent_months(scope: SpendScope, month: dt.date) -> dict[int, dict]:
     entries = LedgerEntry.objects.filter(
         organization=scope.organization, month=month, ledger__agent_id__isnull=False
     )
-    if scope.is_own:
+    if scope.own_user_id is not None:
         entries = entries.filter(ledger__run__user_id=scope.own_user_id)
         rows = (
             entries.order_by()
