@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from apps.capabilities.approval import resolve_tool_approval_decision
 from apps.capabilities.conditions import condition_json
 from apps.capabilities.registry import all_capabilities, get_capability
+from apps.capabilities.tool_view import RunFacts, run_facts_for, seen_tool, withheld_from_run
 
 from .spec import AgentSpec, CapabilityBinding
 
@@ -55,7 +56,12 @@ class ToolManifest:
         }
 
 
-def binding_tool_rows(binding: CapabilityBinding) -> tuple[list[ToolRow], list[WithheldTool]]:
+def binding_tool_rows(
+    binding: CapabilityBinding, facts: RunFacts | None = None
+) -> tuple[list[ToolRow], list[WithheldTool]]:
+    """One binding's tools as a run gets them (apps.capabilities.tool_view): the name and text
+    the model reads, and — given ``facts``, what a run in the organization has to work on — the
+    tools its configuration offers but no run would get (no collection, no skill file)."""
     cap = get_capability(binding.id)
     if not cap.available:
         reason = f"the {cap.name} capability is not available yet ({cap.unavailable_reason})"
@@ -75,25 +81,25 @@ def binding_tool_rows(binding: CapabilityBinding) -> tuple[list[ToolRow], list[W
                 )
             )
             continue
+        reason = withheld_from_run(cap.id, spec_tool.id, facts) if facts is not None else None
+        if reason is not None:
+            withheld.append(WithheldTool(cap.id, spec_tool.id, f"no run gets it: {reason}"))
+            continue
         decision = resolve_tool_approval_decision(
             cap, spec_tool.id, binding.approval, binding.tool_approval
         )
-        override = binding.tool_overrides.get(spec_tool.id)
-        name = override.name if override and override.name else spec_tool.id
-        description = (
-            override.description if override and override.description else spec_tool.description
-        )
+        seen = seen_tool(spec_tool, binding.tool_overrides)
         rows.append(
             ToolRow(
                 capability=cap.id,
                 tool_id=spec_tool.id,
-                name=name,
-                description=description,
+                name=seen.name,
+                description=seen.description,
                 approval="required" if decision.required else "not required",
                 approval_reason=decision.sentence,
                 side_effecting=spec_tool.side_effecting,
                 provider_executed=spec_tool.is_provider_executed(config),
-                renamed=name != spec_tool.id,
+                renamed=seen.renamed,
             )
         )
     return rows, withheld
@@ -102,19 +108,22 @@ def binding_tool_rows(binding: CapabilityBinding) -> tuple[list[ToolRow], list[W
 def tool_manifest(spec: AgentSpec | dict, *, organization_id: int | None = None) -> ToolManifest:
     """Every tool a run of ``spec`` gets, and what is withheld or disabled. Assumes a valid spec.
 
-    With ``organization_id``, the bound MCP connections' tools too (their lists live on the
-    connections, apps.mcp); without it, the registry's tools only."""
+    With ``organization_id``, what a run in that organization would get: the bound MCP
+    connections' tools too (their lists live on the connections, apps.mcp), and no tool whose
+    material is missing there (``tool_view.run_facts_for``). Without it, what the configuration
+    offers (publish-time questions: gating and renames are checked on every declared tool)."""
     if not isinstance(spec, AgentSpec):
         spec = AgentSpec.model_validate(spec)
     tools: list[ToolRow] = []
     withheld: list[WithheldTool] = []
     disabled: list[str] = []
     bound = {b.id for b in spec.capabilities}
+    facts = run_facts_for(organization_id, spec) if organization_id is not None else None
     for binding in spec.capabilities:
         if not binding.enabled:
             disabled.append(binding.id)
             continue
-        rows, held = binding_tool_rows(binding)
+        rows, held = binding_tool_rows(binding, facts)
         tools.extend(rows)
         withheld.extend(held)
     if organization_id is not None and spec.mcp_connections:

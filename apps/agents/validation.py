@@ -35,6 +35,7 @@ from apps.capabilities.registry import (
     Capability,
     get_capability,
 )
+from apps.capabilities.tool_view import seen_name
 
 from .spec import AgentSpec, CapabilityBinding
 
@@ -233,8 +234,8 @@ def _check_visible_name_collisions(spec: AgentSpec, errors: list[PublishError]) 
         if cap is None:
             continue
         for spec_tool in cap.tools:
-            override = binding.tool_overrides.get(spec_tool.id)
-            name = override.name if override and override.name else spec_tool.id
+            # The name the model would see, as the manifest and the run name it.
+            name = seen_name(spec_tool, binding.tool_overrides)
             if name in seen and seen[name] != (binding.id, spec_tool.id):
                 other_binding, other_tool = seen[name]
                 errors.append(
@@ -256,10 +257,7 @@ def _registry_visible_names(spec: AgentSpec) -> dict[str, str]:
         if cap is None:
             continue
         for spec_tool in cap.tools:
-            override = binding.tool_overrides.get(spec_tool.id)
-            names[override.name if override and override.name else spec_tool.id] = (
-                f"{binding.id}.{spec_tool.id}"
-            )
+            names[seen_name(spec_tool, binding.tool_overrides)] = f"{binding.id}.{spec_tool.id}"
     return names
 
 

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_POST
 from apps.channels.builder import channels_section
 from apps.mcp.builder import bind_tool_search, mcp_section, parse_mcp_post
 from apps.orgs import permissions as perms
+from apps.orgs.access import organization_from_request
 from apps.runs.choices import TERMINAL_STATUSES, RunStatus
 from apps.vault.selectors import secrets_for
 
@@ -37,14 +38,8 @@ from .services import PublishRefused
 from .validation import PublishError, parse_spec, validate_spec
 
 
-def _organization(request):
-    if getattr(request, "organization", None) is None:
-        raise Http404("You are not a member of any organization yet.")
-    return request.organization
-
-
 def _agent(request, agent_id, action="view"):
-    agent = selectors.agent_for(request.user, _organization(request), agent_id)
+    agent = selectors.agent_for(request.user, organization_from_request(request), agent_id)
     if agent is None:
         raise Http404("No such agent.")
     if action != "view" and not selectors.can(request.user, agent, action):
@@ -54,7 +49,7 @@ def _agent(request, agent_id, action="view"):
 
 @login_required
 def agent_list(request):
-    organization = _organization(request)
+    organization = organization_from_request(request)
     show_archived = request.GET.get("archived") == "1"
     agents = selectors.agents_visible_to(request.user, organization, include_archived=show_archived)
     return render(
@@ -72,7 +67,7 @@ def agent_list(request):
 @require_POST
 def agent_new(request):
     """New agent: the AgenticOS template's capabilities, configuration, instructions and budget."""
-    organization = _organization(request)
+    organization = organization_from_request(request)
     try:
         agent = services.agent_create(
             actor=request.user,
@@ -248,7 +243,7 @@ def _yaml(spec: dict) -> str:
 def specialist_promote(request):
     """Keep a specialist (inline, or one the model wrote during a run) as a draft agent: owned by
     whoever promoted it, behind agents:edit; it does not publish, pin or remove anything."""
-    organization = _organization(request)
+    organization = organization_from_request(request)
     try:
         agent = services.specialist_promote(
             actor=request.user,

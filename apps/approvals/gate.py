@@ -26,6 +26,8 @@ from typing import Any
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import ApprovalRequired
 
+from apps.capabilities.registry import get_capability
+from apps.capabilities.tool_view import seen_tool
 from apps.capabilities.tools._toolsets import CAPABILITY_METADATA, TOOL_ID_METADATA
 from apps.mcp.client import MCP_CONNECTION_ID_METADATA, MCP_TOOL_METADATA
 from apps.orgs.permissions import APPROVALS_DECIDE, has_org_permission
@@ -125,7 +127,12 @@ class ApprovalGate(AbstractCapability[Any]):
     def get_toolset(self):
         if not self.asks_user:
             return None
-        return build_ask_user_toolset(self.surface if self.has_asker else "webhook")
+        overrides = next(
+            (b.tool_overrides for b in self.spec.enabled_bindings() if b.id == "ask_user"), None
+        )
+        return build_ask_user_toolset(
+            self.surface if self.has_asker else "webhook", overrides=overrides
+        )
 
     def has_work(self) -> bool:
         """Whether this run gives the gate anything to do: the question tool to contribute, every
@@ -198,9 +205,11 @@ def gate_for_run(run, spec) -> ApprovalGate:
 # --- ask_user ------------------------------------------------------------------------------------
 
 
-def build_ask_user_toolset(surface: str):
+def build_ask_user_toolset(surface: str, overrides=None):
     """``ask_user_question`` from pydantic-ai-harness ``AskUser``: deferred (the run parks
-    ``awaiting_answer``) where someone can answer, "the person declined" everywhere else."""
+    ``awaiting_answer``) where someone can answer, "the person declined" everywhere else. The
+    model reads the registry's description (or the binding's re-description), the text
+    ``tools ls`` lists (apps.capabilities.tool_view), not the library's own."""
     from pydantic_ai_harness.ask_user import AskUserResponse, AskUserToolset
 
     async def nobody_answers(request):
@@ -209,6 +218,9 @@ def build_ask_user_toolset(surface: str):
     answerer = None if surface in QUESTION_SURFACES else nobody_answers
     toolset = AskUserToolset(answerer=answerer)
     tool = toolset.tools[ASK_TOOL_NAME]
+    tool.description = seen_tool(
+        get_capability("ask_user").tool(ASK_TOOL_NAME), overrides
+    ).description
     tool.metadata = {
         **(tool.metadata or {}),
         TOOL_ID_METADATA: ASK_TOOL_NAME,

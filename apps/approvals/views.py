@@ -13,11 +13,11 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
+from apps.orgs.access import organization_from_request
 from apps.orgs.permissions import APPROVALS_DECIDE, has_org_permission
 
 from . import selectors, services
@@ -25,12 +25,6 @@ from .choices import ApprovalStatus
 
 RUN_HISTORY_URL = "/activity/"
 LOG_STATUSES = (ApprovalStatus.APPROVED, ApprovalStatus.REJECTED, ApprovalStatus.EXPIRED)
-
-
-def _organization(request):
-    if request.organization is None:
-        raise Http404("You are not a member of any organization yet.")
-    return request.organization
 
 
 def _age_text(seconds: int | None) -> str:
@@ -59,7 +53,7 @@ def queue_context(request, organization, *, back_to: str = "") -> dict:
 
 @login_required
 def approvals_tab(request):
-    organization = _organization(request)
+    organization = organization_from_request(request)
     if not has_org_permission(request.user, organization, APPROVALS_DECIDE):
         return redirect(RUN_HISTORY_URL)
     return render(request, "approvals/queue.html", queue_context(request, organization))
@@ -78,7 +72,7 @@ def _back_to(request) -> str | None:
 @login_required
 @require_POST
 def approval_decide_view(request, pk: int):
-    organization = _organization(request)
+    organization = organization_from_request(request)
     approval = get_object_or_404(selectors.approvals_visible_to(request.user, organization), pk=pk)
     decision = request.POST.get("decision", "")
     try:

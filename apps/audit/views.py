@@ -8,13 +8,13 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db.models import Min
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
 
-from apps.orgs.permissions import AUDIT_READ, has_org_permission
+from apps.orgs.access import organization_from_request
+from apps.orgs.permissions import AUDIT_READ
 
 from . import checkpoints
 from .exports import EXPORT_ROW_LIMIT, audit_export, console_download, with_shown_window
@@ -30,15 +30,6 @@ from .selectors import (
 
 PAGE_SIZE = 50
 User = get_user_model()
-
-
-def _readable_organization(request):
-    organization = getattr(request, "organization", None)
-    if organization is None:
-        raise Http404("You are not a member of any organization yet.")
-    if not has_org_permission(request.user, organization, AUDIT_READ):
-        raise PermissionDenied("audit:read is required to read the audit trail.")
-    return organization
 
 
 def _actor_by_email(params):
@@ -80,7 +71,7 @@ def _chain_state(organization) -> dict:
 
 @login_required
 def audit_log(request):
-    organization = _readable_organization(request)
+    organization = organization_from_request(request, AUDIT_READ)
     entries = audit_entries_visible_to(request.user, organization)
     params, actor_exists = _actor_by_email(request.GET)
     if not actor_exists:
@@ -131,7 +122,7 @@ def audit_log(request):
 
 @login_required
 def audit_download(request):
-    _readable_organization(request)
+    organization_from_request(request, AUDIT_READ)
     return console_download(request, audit_export, page_url=reverse("audit:log"))
 
 

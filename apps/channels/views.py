@@ -23,6 +23,7 @@ from django.views.decorators.http import require_POST
 
 from apps.agents.selectors import agent_for
 from apps.audit.impersonation import refuse_while_impersonating
+from apps.orgs.access import organization_from_request
 
 from . import selectors, services, verification
 from .bots import server_host, verification_secret
@@ -152,9 +153,7 @@ def link_page(request, token: str):
 
 
 def _agent(request, agent_id):
-    if getattr(request, "organization", None) is None:
-        raise Http404("You are not a member of any organization yet.")
-    agent = agent_for(request.user, request.organization, agent_id)
+    agent = agent_for(request.user, organization_from_request(request), agent_id)
     if agent is None:
         raise Http404("No such agent.")
     return agent

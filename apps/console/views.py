@@ -17,6 +17,7 @@ from apps.approvals import selectors as approval_selectors
 from apps.approvals.choices import ApprovalStatus
 from apps.orgs import permissions as perms
 from apps.orgs import selectors, services
+from apps.orgs.access import organization_from_request
 from apps.orgs.middleware import SESSION_KEY
 from apps.runs import selectors as run_selectors
 from apps.runs.filters import parse_run_history
@@ -40,12 +41,6 @@ _UNCHANGED = ...
 DASHBOARD_DAYS = 30
 
 
-def _organization(request):
-    if request.organization is None:
-        raise Http404("You are not a member of any organization yet.")
-    return request.organization
-
-
 def _error_text(error: ValidationError) -> str:
     return " ".join(error.messages)
 
@@ -58,7 +53,7 @@ def _errors_onto(form, error: ValidationError) -> None:
 
 @login_required
 def dashboard(request):
-    organization = _organization(request)
+    organization = organization_from_request(request)
     role = organization.role_of(request.user)
     context = {"organization": organization, "role": role, "spend": None}
     context.update(_attention(request.user, organization))
@@ -139,7 +134,7 @@ def switch_organization(request):
 
 @login_required
 def organization_settings(request):
-    organization = _organization(request)
+    organization = organization_from_request(request)
     can_manage_budget = perms.has_org_permission(request.user, organization, perms.BUDGETS_MANAGE)
     can_rename = perms.has_org_permission(request.user, organization, perms.SETTINGS_MANAGE)
     # The waiver switch belongs to those who decide approvals (apps.orgs.services); others do not
@@ -201,7 +196,7 @@ def organization_settings(request):
 
 @login_required
 def members(request):
-    organization = _organization(request)
+    organization = organization_from_request(request)
     if not perms.has_org_permission(request.user, organization, perms.MEMBERS_MANAGE):
         raise PermissionDenied
     form = InviteForm(request.POST or None)
@@ -255,7 +250,7 @@ def invitation_revoke(request, invitation_id: int):
 @login_required
 @require_POST
 def member_change_role(request, membership_id: int):
-    organization = _organization(request)
+    organization = organization_from_request(request)
     membership = get_object_or_404(selectors.memberships_for(organization), pk=membership_id)
     form = RoleForm(request.POST)
     if form.is_valid():
@@ -274,7 +269,7 @@ def member_change_role(request, membership_id: int):
 @login_required
 @require_POST
 def member_remove(request, membership_id: int):
-    organization = _organization(request)
+    organization = organization_from_request(request)
     membership = get_object_or_404(selectors.memberships_for(organization), pk=membership_id)
     if membership.user_id == request.user.pk:
         # Removing oneself from the members page is a slip, not a way out of an organization.
@@ -290,7 +285,7 @@ def member_remove(request, membership_id: int):
 
 @login_required
 def api_keys(request):
-    organization = _organization(request)
+    organization = organization_from_request(request)
     form = ApiKeyForm(request.POST or None)
     new_key = None
     if request.method == "POST" and form.is_valid():
@@ -320,7 +315,7 @@ def api_keys(request):
 @login_required
 @require_POST
 def api_key_revoke(request, key_id: int):
-    organization = _organization(request)
+    organization = organization_from_request(request)
     api_key = get_object_or_404(
         selectors.api_keys_visible_to(request.user, organization), pk=key_id
     )
@@ -333,7 +328,7 @@ def api_key_revoke(request, key_id: int):
 def model_profiles(request):
     """Settings → Model profiles: the models this organization's agents may use, managed here
     and not only in the admin (the same services as ``/api/v1/model-profiles/``)."""
-    organization = _organization(request)
+    organization = organization_from_request(request)
     if not perms.has_org_permission(request.user, organization, perms.SETTINGS_MANAGE):
         raise PermissionDenied
     form = ModelProfileForm(
@@ -361,7 +356,7 @@ def model_profiles(request):
 @login_required
 @require_POST
 def model_profile_make_default(request, profile_id: int):
-    organization = _organization(request)
+    organization = organization_from_request(request)
     profile = get_object_or_404(agent_selectors.model_profiles_for(organization), pk=profile_id)
     agent_services.model_profile_update(actor=request.user, profile=profile, is_default=True)
     messages.success(request, f"{profile.label} is now the default model.")
@@ -371,7 +366,7 @@ def model_profile_make_default(request, profile_id: int):
 @login_required
 def model_profile_edit(request, profile_id: int):
     """Change a model profile (label, model, server, key, context window) with the API's service."""
-    organization = _organization(request)
+    organization = organization_from_request(request)
     if not perms.has_org_permission(request.user, organization, perms.SETTINGS_MANAGE):
         raise PermissionDenied
     profile = get_object_or_404(agent_selectors.model_profiles_for(organization), pk=profile_id)

@@ -24,5 +24,12 @@ class KnowledgeConfig(AppConfig):
 
         register_spec_check(check_knowledge_collections, with_actor=True)
         register_spec_check(check_skill_ids)
+        # `tools ls` and the Builder list a tool only when a run would get it: what this app
+        # holds (collections, skills) is read with the runner's own selectors.
+        from apps.capabilities.tool_view import on_run_facts
+
+        from .selectors import run_facts
+
+        on_run_facts(run_facts)
         # Services enqueue the index job by name; its task is registered in every process.
         from . import tasks  # noqa: F401

@@ -193,3 +193,17 @@ def skills_for_run(organization_id: int, ids: Iterable[int]):
         for i in dict.fromkeys(ids)
         if i in rows
     ]
+
+
+def run_facts(organization_id: int, spec) -> dict:
+    """What a run of ``spec`` would have to work on here, for the tool manifest
+    (``apps.capabilities.tool_view.RunFacts``): the same reads the runner resolves a run with."""
+    collections = Collection.objects.filter(
+        organization_id=organization_id, pk__in=[int(i) for i in spec.knowledge_collections]
+    ).count()
+    skills = skills_for_run(organization_id, spec.skill_ids)
+    return {
+        "knowledge_collections": collections,
+        "skills": len(skills),
+        "skill_files": any(skill.files for skill in skills),
+    }

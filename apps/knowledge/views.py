@@ -15,22 +15,19 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from apps.orgs import permissions as perms
+from apps.orgs.access import organization_from_request
 
 from . import selectors, services
 from .api.serializers import DocumentSerializer
 from .forms import CollectionForm, UploadForm
 
 
-def _organization(request):
-    if request.organization is None or not perms.has_org_permission(
-        request.user, request.organization, perms.AGENTS_VIEW
-    ):
-        raise Http404("You are not a member of any organization yet.")
-    return request.organization
-
-
 def _collection(request, collection_id):
-    collection = selectors.collection_for(request.user, _organization(request), collection_id)
+    collection = selectors.collection_for(
+        request.user,
+        organization_from_request(request, perms.AGENTS_VIEW, hidden=True),
+        collection_id,
+    )
     if collection is None:
         raise Http404
     return collection
@@ -43,7 +40,7 @@ def _errors_onto(form, error: ValidationError) -> None:
 
 @login_required
 def collections(request):
-    organization = _organization(request)
+    organization = organization_from_request(request, perms.AGENTS_VIEW, hidden=True)
     can_manage = selectors.may_manage(request.user, organization)
     form = CollectionForm(request.POST or None)
     if request.method == "POST":

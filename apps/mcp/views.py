@@ -11,11 +11,12 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from apps.orgs.access import organization_from_request
 from apps.orgs.permissions import AGENTS_RUN, SETTINGS_MANAGE, has_org_permission
 
 from . import selectors, services
@@ -56,18 +57,9 @@ class ConnectionForm(forms.Form):
         self.fields["scope"].initial = Scope.ORGANIZATION if may_share else Scope.PERSONAL
 
 
-def _organization(request):
-    organization = request.organization
-    if organization is None:
-        raise Http404("You are not a member of any organization yet.")
-    if not has_org_permission(request.user, organization, AGENTS_RUN):
-        raise PermissionDenied
-    return organization
-
-
 def _connection(request, connection_id):
     connection = selectors.connection_visible_to(
-        request.user, _organization(request), connection_id
+        request.user, organization_from_request(request, AGENTS_RUN), connection_id
     )
     if connection is None:
         raise Http404("No such connection.")
@@ -89,7 +81,7 @@ def _listed(request, connection) -> None:
 
 @login_required
 def connections(request):
-    organization = _organization(request)
+    organization = organization_from_request(request, AGENTS_RUN)
     may_share = has_org_permission(request.user, organization, SETTINGS_MANAGE)
     form = ConnectionForm(request.POST or None, may_share=may_share)
     if request.method == "POST" and form.is_valid():

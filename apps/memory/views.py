@@ -12,21 +12,16 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from apps.agents.selectors import agent_for
+from apps.orgs.access import organization_from_request
 
 from . import selectors, services
 from .erasure import agent_memory_empty, agents_bound_to_mem0, memory_erase_person
 from .services import MemoryErasureIncomplete
 
 
-def _organization(request):
-    if request.organization is None:
-        raise Http404("You are not a member of any organization yet.")
-    return request.organization
-
-
 @login_required
 def memory_settings(request):
-    organization = _organization(request)
+    organization = organization_from_request(request)
     notes = list(selectors.memory_notes_of_person(request.user, organization))
     return render(
         request,
@@ -49,7 +44,7 @@ _ACTIONS = {
 @login_required
 @require_POST
 def memory_note_action(request, note_id: int, action: str):
-    organization = _organization(request)
+    organization = organization_from_request(request)
     note = selectors.memory_note_of_person(request.user, organization, note_id)
     if note is None or action not in _ACTIONS:
         raise Http404
@@ -62,7 +57,7 @@ def memory_note_action(request, note_id: int, action: str):
 @login_required
 @require_POST
 def memory_erase_mine(request):
-    organization = _organization(request)
+    organization = organization_from_request(request)
     try:
         erased = memory_erase_person(
             actor=request.user, organization=organization, person=request.user
@@ -82,7 +77,7 @@ def memory_erase_mine(request):
 @require_POST
 def memory_erase_member(request, user_id: int):
     """Settings → Members: someone with members:manage erases another person's memory."""
-    organization = _organization(request)
+    organization = organization_from_request(request)
     person = selectors.memory_subject(organization, user_id)
     if person is None:
         raise Http404
@@ -104,7 +99,7 @@ def memory_erase_member(request, user_id: int):
 @login_required
 @require_POST
 def agent_memory_empty_view(request, agent_id: int):
-    organization = _organization(request)
+    organization = organization_from_request(request)
     agent = agent_for(request.user, organization, agent_id)
     if agent is None:
         raise Http404

@@ -98,7 +98,8 @@ class BudgetWarningSent(models.Model):
     """A budget warning that went out: one row per cap counter (a scope and a UTC month) and
     threshold, so each threshold warns once a month — a new month is a new counter, which is the
     reset — even when two bookings cross it at once or the task is delivered twice (the unique
-    constraint lets exactly one through)."""
+    constraint lets exactly one through). Threshold 1 is the cap itself: the "reached" alert,
+    sent once per cap and month however many runs the cap refuses."""
 
     counter = models.ForeignKey(
         "spend.BudgetCounter", on_delete=models.CASCADE, related_name="warnings_sent"

@@ -15,14 +15,15 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.core.mail import send_mail
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, Q, Sum
+from django.urls import reverse
 from django.utils import timezone
 
 from apps.orgs.permissions import APPROVALS_DECIDE, ROLE_PERMISSIONS, has_org_permission
 
 from .audiences import configured_audience, resolve_audience
-from .links import agent_link, approvals_queue_link
+from .links import agent_link, approvals_queue_link, link
 from .models import AlertKind, Channel, Notification, NotificationOptOut, UsageReportSent
 
 logger = logging.getLogger(__name__)
@@ -201,51 +202,143 @@ def notify_approval_expiring(*, run_id: int, approval_ids, expires_at: dt.dateti
     return sent
 
 
-def notify_agent_budget_reached(*, agent, spent_usd=None, limit_usd=None) -> int:
-    """The agent's own cap bound: the spec's budget audience (default admins and the agent's owner)."""
-    try:
-        spec = agent.current_version.frozen_spec if agent.current_version_id else None
-        roles, chosen = configured_audience(spec, "budget")
-        users = resolve_audience(agent.organization, roles, agent=agent, chosen_user_ids=chosen)
-        return _deliver(
-            organization=agent.organization,
-            kind=AlertKind.BUDGET,
-            users=users,
-            subject=f"{agent.name} reached its monthly budget",
-            body=(
-                f"{agent.name} in {agent.organization.name} reached its own monthly cap"
-                f"{f' of ${limit_usd}' if limit_usd is not None else ''}; its runs stop before the next model "
-                f"request until the cap is raised or the month turns.\n\nThe cap is edited on the agent: {agent_link(agent)}\n"
-            ),
-            link=agent_link(agent),
+# The cap itself is the last threshold: a "reached" alert is the BudgetWarningSent row at 1, so
+# it goes out once per cap and month however many runs the cap refuses, and a warning that
+# arrives after it (a task delivered late) finds the cap already reached and stays silent.
+REACHED = Decimal("1")
+
+
+def _month_counter(*, organization_id: int, agent_id: int | None):
+    from apps.spend.services import budget_counter_for, month_of
+
+    return budget_counter_for(organization_id=organization_id, agent_id=agent_id, month=month_of())
+
+
+def _claim_reached(counter, *, spent_usd=None, limit_usd=None) -> bool:
+    """Mark ``counter``'s cap reached for its month; False when it already was (nothing to send)."""
+    from .models import BudgetWarningSent
+
+    with transaction.atomic():
+        _serialize_alerts_of(counter.pk)
+        _, created = BudgetWarningSent.objects.get_or_create(
+            counter=counter,
+            threshold=REACHED,
+            defaults={
+                "spent_usd": Decimal(str(spent_usd if spent_usd is not None else 0)),
+                "limit_usd": Decimal(str(limit_usd if limit_usd is not None else 0)),
+            },
         )
+    return created
+
+
+# pg_advisory_xact_lock's first key: the alerts of one cap counter, taken in turn.
+_ALERTS_LOCK_NAMESPACE = 0x4E4F5449  # "NOTI"
+
+
+def _serialize_alerts_of(counter_id: int) -> None:
+    """Within a transaction: one alert decision per cap counter at a time, so a warning's check
+    "not reached yet" and the reached alert's claim cannot interleave. An advisory lock, not the
+    counter row, which the budget guard locks on every request."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(%s, %s)", [_ALERTS_LOCK_NAMESPACE, counter_id % 2**31]
+        )
+
+
+def _cap_reached_already(counter_id: int) -> bool:
+    from .models import BudgetWarningSent
+
+    return BudgetWarningSent.objects.filter(counter_id=counter_id, threshold__gte=REACHED).exists()
+
+
+def organization_cap_link(organization) -> str:
+    """Where the organization's cap is read and edited: its settings page in the console."""
+    return link(reverse("console:organization-settings"), organization)
+
+
+def notify_agent_budget_reached(*, agent, spent_usd=None, limit_usd=None) -> int:
+    """The agent's own cap bound: the spec's budget audience (default admins and the agent's
+    owner), once per cap and month."""
+    try:
+        counter = _month_counter(organization_id=agent.organization_id, agent_id=agent.pk)
+        if not _claim_reached(counter, spent_usd=spent_usd, limit_usd=limit_usd):
+            return 0
+        return _send_agent_budget_reached(agent=agent, limit_usd=limit_usd)
     except Exception:
         logger.exception("budget alert for agent %s failed", getattr(agent, "pk", None))
         return 0
 
 
-def notify_org_cap_reached(*, organization, limit_usd=None) -> int:
-    """The organization cap's alert goes to the admins, whatever any agent's spec says."""
-    try:
-        from .links import link
+def _send_agent_budget_reached(*, agent, limit_usd=None, crossed: str = "") -> int:
+    spec = agent.current_version.frozen_spec if agent.current_version_id else None
+    roles, chosen = configured_audience(spec, "budget")
+    users = resolve_audience(agent.organization, roles, agent=agent, chosen_user_ids=chosen)
+    return _deliver(
+        organization=agent.organization,
+        kind=AlertKind.BUDGET,
+        users=users,
+        subject=f"{agent.name} reached its monthly budget",
+        body=(
+            f"{agent.name} in {agent.organization.name} reached its own monthly cap"
+            f"{f' of ${limit_usd}' if limit_usd is not None else ''}{crossed}; its runs stop before "
+            f"the next model request until the cap is raised or the month turns.\n\n"
+            f"The cap is edited on the agent: {agent_link(agent)}\n"
+        ),
+        link=agent_link(agent),
+    )
 
-        users = resolve_audience(organization, ["admins"])
-        return _deliver(
-            organization=organization,
-            kind=AlertKind.BUDGET,
-            users=users,
-            subject=f"{organization.name} reached its monthly budget",
-            body=(
-                f"Every agent of {organization.name} stops before its next model request: the organization's "
-                f"monthly cap{f' of ${limit_usd}' if limit_usd is not None else ''} is reached.\n\n"
-                f"{link(f'/orgs/{organization.pk}/', organization)}\n"
-            ),
-            link=link(f"/orgs/{organization.pk}/", organization),
-        )
+
+def notify_org_cap_reached(*, organization, spent_usd=None, limit_usd=None) -> int:
+    """The organization cap's alert goes to the admins, whatever any agent's spec says; once per
+    month."""
+    try:
+        counter = _month_counter(organization_id=organization.pk, agent_id=None)
+        if not _claim_reached(counter, spent_usd=spent_usd, limit_usd=limit_usd):
+            return 0
+        return _send_org_cap_reached(organization=organization, limit_usd=limit_usd)
     except Exception:
         logger.exception(
             "organization cap alert for organization %s failed", getattr(organization, "pk", None)
         )
+        return 0
+
+
+def _send_org_cap_reached(*, organization, limit_usd=None, crossed: str = "") -> int:
+    users = resolve_audience(organization, ["admins"])
+    target = organization_cap_link(organization)
+    return _deliver(
+        organization=organization,
+        kind=AlertKind.BUDGET,
+        users=users,
+        subject=f"{organization.name} reached its monthly budget",
+        body=(
+            f"Every agent of {organization.name} stops before its next model request: the "
+            f"organization's monthly cap{f' of ${limit_usd}' if limit_usd is not None else ''} is "
+            f"reached{crossed}.\n\nThe cap is edited in the organization's settings: {target}\n"
+        ),
+        link=target,
+    )
+
+
+def notify_run_budget_refused(*, run_id: int) -> int:
+    """The runs hook (``apps.runs.hooks.on_run_budget_refused``): a cap refused a run's request.
+    The agent's own cap tells its spec's audience; the organization's cap tells the admins."""
+    try:
+        from apps.runs.models import Run
+
+        run = Run.objects.select_related("organization", "agent").get(pk=run_id)
+        refusal = run.budget_refusal or {}
+        if refusal.get("scope") == "organization":
+            return notify_org_cap_reached(
+                organization=run.organization,
+                spent_usd=refusal.get("spent_usd"),
+                limit_usd=refusal.get("limit_usd"),
+            )
+        return notify_agent_budget_reached(
+            agent=run.agent, spent_usd=refusal.get("spent_usd"), limit_usd=refusal.get("limit_usd")
+        )
+    except Exception:
+        logger.exception("budget alert for run %s failed", run_id)
         return 0
 
 
@@ -271,7 +364,6 @@ def notify_budget_warning(
     try:
         from apps.spend.models import BudgetCounter, BudgetScope
 
-        from .links import link
         from .models import BudgetWarningSent
 
         counter = BudgetCounter.objects.select_related(
@@ -281,9 +373,19 @@ def notify_budget_warning(
         fractions = sorted(Decimal(str(f)) for f in fractions)
         if not fractions or limit <= 0:
             return 0
+        if spent >= limit:
+            # One request carried the cap past its warnings to its end: the next request is
+            # refused, so the alert that goes out is "reached" (naming what it went past), never
+            # a warning that reads 95% while the cap already refuses.
+            fractions = [*(f for f in fractions if f < REACHED), REACHED]
         created = {}
-        for fraction in fractions:
-            with transaction.atomic():
+        with transaction.atomic():
+            _serialize_alerts_of(counter.pk)
+            if _cap_reached_already(counter.pk):
+                # The refusal's alert went first (a late task): it said the cap is reached, and a
+                # warning now would arrive after it.
+                return 0
+            for fraction in fractions:
                 _, created[fraction] = BudgetWarningSent.objects.get_or_create(
                     counter=counter,
                     threshold=fraction,
@@ -292,6 +394,22 @@ def notify_budget_warning(
         highest = fractions[-1]
         if not created[highest]:
             return 0  # already sent this month (a second delivery, or a racing booking)
+        if highest >= REACHED:
+            crossed = [f for f in fractions if f < REACHED]
+            went_past = (
+                " (one request carried it past "
+                + " and ".join(f"{f * 100:.0f}%" for f in crossed)
+                + ")"
+                if crossed
+                else ""
+            )
+            if counter.scope == BudgetScope.ORGANIZATION:
+                return _send_org_cap_reached(
+                    organization=counter.organization, limit_usd=f"{limit:.2f}", crossed=went_past
+                )
+            return _send_agent_budget_reached(
+                agent=counter.agent, limit_usd=f"{limit:.2f}", crossed=went_past
+            )
         organization = counter.organization
         month_name = counter.month.strftime("%B %Y")
         days = _days_left(counter.month, today or timezone.now().astimezone(dt.UTC).date())
@@ -308,9 +426,9 @@ def notify_budget_warning(
                 f"with {days_sentence}. When the cap is reached every agent of the organization "
                 f"stops before its next model request.\n\n"
                 f"The cap is edited in the organization's settings: "
-                f"{link(f'/orgs/{organization.pk}/', organization)}\n"
+                f"{organization_cap_link(organization)}\n"
             )
-            target = link(f"/orgs/{organization.pk}/", organization)
+            target = organization_cap_link(organization)
         else:
             agent = counter.agent
             spec = agent.current_version.frozen_spec if agent.current_version_id else None

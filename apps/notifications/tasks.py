@@ -1,5 +1,6 @@
 """The daily usage-report job (declared in agenticos/schedule.py) and the budget warning, which
-a booking that crosses a cap's threshold enqueues by name (apps.spend.services)."""
+a booking that crosses a cap's threshold hands to :func:`enqueue_budget_warning` (registered with
+``apps.spend.services.on_budget_threshold_crossed`` in this app's ready())."""
 
 from celery import shared_task
 from django.utils import timezone
@@ -21,4 +22,18 @@ def send_usage_reports() -> int:
 def send_budget_warning(*, counter_id: int, fractions, spent_usd: str, limit_usd: str) -> int:
     return notify_budget_warning(
         counter_id=counter_id, fractions=fractions, spent_usd=spent_usd, limit_usd=limit_usd
+    )
+
+
+def enqueue_budget_warning(warning) -> None:
+    """A booking crossed a cap's warning threshold (apps.spend's BudgetWarning): send it from a
+    worker, off the run's request path."""
+    send_budget_warning.apply_async(
+        kwargs={
+            "counter_id": warning.counter_id,
+            "fractions": [str(f) for f in warning.fractions],
+            "spent_usd": str(warning.spent_usd),
+            "limit_usd": str(warning.limit_usd),
+        },
+        retry=False,
     )

@@ -2,22 +2,17 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
+
+from apps.orgs.access import organization_from_request
 
 from . import selectors, services
 
 
-def _organization(request):
-    if request.organization is None:
-        raise Http404("You are not a member of any organization yet.")
-    return request.organization
-
-
 @login_required
 def inbox(request):
-    organization = _organization(request)
+    organization = organization_from_request(request)
     notifications = list(selectors.inbox_for(request.user, organization)[:100])
     for notification in notifications:
         # An approvals alert whose run no longer waits for anyone reads as resolved.
@@ -28,7 +23,9 @@ def inbox(request):
 @login_required
 @require_POST
 def mark_read(request):
-    services.notifications_mark_read(user=request.user, organization=_organization(request))
+    services.notifications_mark_read(
+        user=request.user, organization=organization_from_request(request)
+    )
     return redirect("notifications:inbox")
 
 

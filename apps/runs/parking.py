@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from django.db import transaction
 from pydantic_ai.messages import (
     ModelMessagesTypeAdapter,
     ModelRequest,
@@ -37,7 +36,7 @@ from pydantic_ai.messages import (
 from apps.approvals import services as approvals
 from apps.approvals.gate import ASK_TOOL_NAME
 
-from . import delegation
+from . import delegation, hooks
 from .choices import PARKED_STATUSES, RunStatus, StepKind
 from .events import Frame, QuestionFrame, ToolApprovalRequiredFrame
 from .models import Run, RunStep
@@ -330,35 +329,11 @@ def after_run(*, run: Run, prepared, deferred, messages, resumed: bool) -> list[
         run.paused_state = None
     # ``run`` is the row as run_finish read it back after its write, in this transaction.
     if run.status == RunStatus.BUDGET_EXCEEDED and run.budget_refusal:
-        transaction.on_commit(lambda: _alert_budget(run.pk))
+        hooks.run_budget_refused(run.pk)
     if deferred is not None and run.status in (
         RunStatus.AWAITING_APPROVAL,
         RunStatus.AWAITING_ANSWER,
     ):
         frames = _park(run, prepared, deferred, messages)
-        transaction.on_commit(lambda: _alert_parked(run.pk))
+        hooks.run_parked(run.pk)
     return frames
-
-
-def _alert_parked(run_id: int) -> None:
-    """The approvals alert (apps.notifications); sending never raises into the caller."""
-    try:
-        from apps.notifications.services import notify_run_parked
-    except ImportError:
-        return
-    notify_run_parked(run_id=run_id)
-
-
-def _alert_budget(run_id: int) -> None:
-    """A cap bound: the agent's own cap tells its spec's audience; the organization's cap tells the
-    admins whatever the spec says. Sending never raises into the caller."""
-    try:
-        from apps.notifications.services import notify_agent_budget_reached, notify_org_cap_reached
-    except ImportError:
-        return
-    run = Run.objects.select_related("organization", "agent").get(pk=run_id)
-    refusal = run.budget_refusal or {}
-    if refusal.get("scope") == "organization":
-        notify_org_cap_reached(organization=run.organization, limit_usd=refusal.get("limit_usd"))
-    else:
-        notify_agent_budget_reached(agent=run.agent, limit_usd=refusal.get("limit_usd"))

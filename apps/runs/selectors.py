@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from django.apps import apps
 from django.db.models import (
     Case,
     DurationField,
@@ -22,10 +21,12 @@ from django.db.models import (
 from django.db.models.functions import Coalesce, Now
 
 from apps.agents.selectors import agents_runnable_by
+from apps.capabilities.tool_view import override_of
 from apps.capabilities.tools.sources import WEB_TOOL_IDS, web_activity
 from apps.orgs.models import ApiKey, Membership, User
 from apps.orgs.permissions import ROLE_PERMISSIONS, RUNS_VIEW, has_org_permission
 
+from . import hooks
 from .choices import TERMINAL_STATUSES
 from .events import RunFinishedFrame
 from .filters import RunHistoryFilters
@@ -42,7 +43,22 @@ def runs_visible_to(user, organization) -> QuerySet[Run]:
     return runs.filter(user_id=user.pk)
 
 
+def conversation_for_writer(user, organization, conversation_id) -> Conversation | None:
+    """The conversation a person may post a turn into (or open as a chat): their own, only.
+
+    A chat is private to the person who holds it: runs:view reads a colleague's runs in the
+    history, but never lets its holder speak in the colleague's thread. A conversation that is
+    someone else's, another organization's or missing is the same None (a 404 at the edge), so a
+    probe cannot tell which of the three it hit.
+    """
+    if organization is None or conversation_id is None:
+        return None
+    return own_conversations(user, organization).filter(pk=conversation_id).first()
+
+
 def conversations_visible_to(user, organization) -> QuerySet[Conversation]:
+    """Conversations listed to a reader (the deletion endpoint's lookup: settings:manage may
+    delete any, decided by the service); never the lookup for writing into one."""
     conversations = Conversation.objects.filter(organization=organization)
     if has_org_permission(user, organization, RUNS_VIEW):
         return conversations
@@ -119,18 +135,14 @@ def run_history(user, organization, filters: RunHistoryFilters) -> QuerySet[Run]
 
 
 def _ratings_of_run() -> QuerySet:
-    """The ratings of the outer run's messages. apps.ratings sits above runs and is read here by
-    model name only, so the import graph keeps pointing one way (STYLE.md)."""
-    return apps.get_model("ratings", "MessageRating").objects.filter(run_id=OuterRef("pk"))
+    """The ratings of the outer run's messages. apps.ratings sits above runs and provides its
+    table through ``hooks.message_ratings``, so the import graph keeps pointing one way."""
+    return hooks.message_ratings().filter(run_id=OuterRef("pk"))
 
 
 def run_is_down_rated(run: Run) -> bool:
     """A run read on its own (not through the history's annotation): did anyone thumb it down?"""
-    return (
-        apps.get_model("ratings", "MessageRating")
-        .objects.filter(run_id=run.pk, thumb="down")
-        .exists()
-    )
+    return hooks.message_ratings().filter(run_id=run.pk, thumb="down").exists()
 
 
 def _history_order(filters: RunHistoryFilters) -> list:
@@ -232,9 +244,12 @@ def _renamed_web_tools(run: Run) -> dict[str, str]:
     spec = run.agent_version.spec if run.agent_version_id else {}
     names = {}
     for binding in (spec or {}).get("capabilities") or []:
-        for tool_id, override in (binding.get("tool_overrides") or {}).items():
-            if tool_id in WEB_TOOL_IDS and isinstance(override, dict) and override.get("name"):
-                names[override["name"]] = tool_id
+        overrides = binding.get("tool_overrides") or {}
+        for tool_id in WEB_TOOL_IDS:
+            # The name the model saw, as the manifest and the run's toolsets name it.
+            name, _ = override_of(overrides, tool_id)
+            if name:
+                names[name] = tool_id
     return names
 
 

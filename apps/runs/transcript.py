@@ -18,7 +18,6 @@ import re
 from collections import defaultdict
 from decimal import Decimal
 
-from django.apps import apps
 from pydantic_ai.messages import (
     ModelMessagesTypeAdapter,
     ModelRequest,
@@ -37,7 +36,7 @@ from apps.capabilities.tools.charts import chart_artifact
 from apps.capabilities.tools.sources import sources_of
 from apps.spend.models import EntryKind, LedgerEntry
 
-from . import selectors
+from . import hooks, selectors
 from .choices import TERMINAL_STATUSES, RunStatus, StepKind
 from .media import is_prompt, restored_transcript
 from .models import Conversation, Run, RunStep
@@ -69,13 +68,13 @@ def chat_turns(conversation: Conversation) -> list[dict]:
 
 def _attach_own_thumbs(turns: list[dict], user_id: int | None) -> None:
     """The thread's owner's thumb on each assistant turn, in one query (a chat is its owner's,
-    so the owner is the reader). apps.ratings sits above runs: read by model name only."""
+    so the owner is the reader). apps.ratings sits above runs and provides its table (hooks)."""
     ids = [turn["id"] for turn in turns if turn["role"] == "assistant"]
     mine: dict[int, str] = {}
     if ids and user_id is not None:
         mine = dict(
-            apps.get_model("ratings", "MessageRating")
-            .objects.filter(message_id__in=ids, user_id=user_id)
+            hooks.message_ratings()
+            .filter(message_id__in=ids, user_id=user_id)
             .values_list("message_id", "thumb")
         )
     for turn in turns:

@@ -35,6 +35,7 @@ from apps.approvals.choices import ApprovalMode
 from apps.approvals.views import queue_context
 from apps.audit.exports import console_download, with_shown_window
 from apps.orgs import permissions as perms
+from apps.orgs.access import organization_from_request
 
 from . import selectors, services
 from .choices import TERMINAL_STATUSES, RunStatus, Surface
@@ -46,15 +47,9 @@ from .transcript import chat_turns, run_trace, run_turn, step_timeline
 PAGE_SIZE = 25
 
 
-def _organization(request):
-    if request.organization is None:
-        raise Http404("You are not a member of any organization yet.")
-    return request.organization
-
-
 @login_required
 def chat(request, conversation_id: int | None = None):
-    organization = _organization(request)
+    organization = organization_from_request(request)
     conversation = None
     turns = []
     live_run = None
@@ -140,7 +135,7 @@ def _approval_modes(user, organization) -> tuple[list[tuple[str, str]], str]:
 def chat_turn(request, conversation_id: int, run_id: int):
     """One run's assistant turn as the transcript draws it (the live page swaps it in when the
     run ends, so what it shows is what a reload shows)."""
-    organization = _organization(request)
+    organization = organization_from_request(request)
     conversation = get_object_or_404(
         selectors.own_conversations(request.user, organization), pk=conversation_id
     )
@@ -166,7 +161,7 @@ def chat_turn(request, conversation_id: int, run_id: int):
 def conversation_delete(request, conversation_id: int):
     """Delete one of your conversations (its messages and stored media; its runs stay in
     Activity). Back to the chat; a conversation with a run still going says so instead (409)."""
-    organization = _organization(request)
+    organization = organization_from_request(request)
     conversation = get_object_or_404(
         selectors.own_conversations(request.user, organization), pk=conversation_id
     )
@@ -181,17 +176,18 @@ def conversation_delete(request, conversation_id: int):
 @require_POST
 def chat_send(request):
     """Start a chat turn. Answers JSON for the page's script, a redirect without one."""
-    organization = _organization(request)
+    organization = organization_from_request(request)
     # Any agent the person can see; whether they may run it is run_create's to say (a 403).
     agent = agent_for(request.user, organization, _int_or_none(request.POST.get("agent_id")))
     if agent is None:
         raise Http404
     conversation = None
     if request.POST.get("conversation_id"):
-        conversation = get_object_or_404(
-            selectors.own_conversations(request.user, organization),
-            pk=_int_or_none(request.POST["conversation_id"]),
+        conversation = selectors.conversation_for_writer(
+            request.user, organization, _int_or_none(request.POST["conversation_id"])
         )
+        if conversation is None:
+            raise Http404("No such conversation.")
     approval_mode = request.POST.get("approval_mode") or ApprovalMode.FOLLOW
     if approval_mode not in ApprovalMode.values:
         # Whether the session may have a known mode is prepare()'s to say, in the turn itself.
@@ -263,7 +259,7 @@ def runs_redirect(request):
 
 @login_required
 def activity(request):
-    organization = _organization(request)
+    organization = organization_from_request(request)
     can_decide = perms.has_org_permission(request.user, organization, perms.APPROVALS_DECIDE)
     if request.GET.get("tab") == "approvals" and can_decide:
         return render(
@@ -389,8 +385,7 @@ def _human_errors(message_dict: dict) -> dict:
 def activity_download(request):
     """The run history as shown, as CSV (seed 003, "Exportar a CSV"): runs:view, both ends of the
     date range, at most 10,000 rows, audited before the file leaves."""
-    if not perms.has_org_permission(request.user, _organization(request), perms.RUNS_VIEW):
-        raise PermissionDenied
+    organization_from_request(request, perms.RUNS_VIEW)
 
     def export(**kwargs):
         return runs_export(**{**kwargs, "params": _history_params(request)})

@@ -53,7 +53,15 @@ from apps.orgs.permissions import RUNS_VIEW, has_org_permission
 
 from . import rollup
 from .filters import SpendWindow
-from .models import EntryKind, LedgerEntry, SpendDayCrossing, SpendDayEntries, SpendDayRuns
+from .models import (
+    BudgetCounter,
+    BudgetScope,
+    EntryKind,
+    LedgerEntry,
+    SpendDayCrossing,
+    SpendDayEntries,
+    SpendDayRuns,
+)
 from .services import month_of
 
 ZERO = Decimal("0")
@@ -325,6 +333,53 @@ def organization_month_figures(organization, reader) -> dict:
     }
 
 
+def agent_months(scope: SpendScope, month: dt.date) -> dict[int, dict]:
+    """Each agent's month against its own cap, keyed by agent id: ``total`` and ``unpriced``.
+
+    The figure is the one the budget guard checks the cap against, read where the guard reads it:
+    the agent's counter for the month (apps/spend/services.py), which holds every entry booked
+    under a run the agent started — its delegates' requests included, whichever agent they billed
+    (the delegation spends its parent's budget). Grouping entries by the agent each one billed
+    would leave a delegating agent's card short of its refusal. A person floored to their own
+    runs reads the same measure over their own runs' entries.
+    """
+    entries = LedgerEntry.objects.filter(
+        organization=scope.organization, month=month, ledger__agent_id__isnull=False
+    )
+    if scope.own_user_id is not None:
+        entries = entries.filter(ledger__run__user_id=scope.own_user_id)
+        rows = (
+            entries.order_by()
+            .values("ledger__agent_id")
+            .annotate(
+                total=Coalesce(Sum("cost_usd"), Value(ZERO), output_field=MONEY_FIELD),
+                unpriced=Count("pk", filter=Q(priced=False)),
+            )
+        )
+        return {
+            row["ledger__agent_id"]: {"total": row["total"], "unpriced": row["unpriced"]}
+            for row in rows
+        }
+    unpriced = dict(
+        entries.filter(priced=False)
+        .order_by()
+        .values("ledger__agent_id")
+        .annotate(count=Count("pk"))
+        .values_list("ledger__agent_id", "count")
+    )
+    counters = BudgetCounter.objects.filter(
+        organization=scope.organization, scope=BudgetScope.AGENT, month=month
+    ).values_list("agent_id", "committed_usd")
+    months = {
+        agent_id: {"total": committed, "unpriced": unpriced.get(agent_id, 0)}
+        for agent_id, committed in counters
+    }
+    # An unpriced entry books 0: its agent's counter may not exist yet, but the floor is shown.
+    for agent_id, count in unpriced.items():
+        months.setdefault(agent_id, {"total": ZERO, "unpriced": count})
+    return months
+
+
 def spend_by_agent(
     scope: SpendScope,
     window: SpendWindow,
@@ -348,16 +403,7 @@ def spend_by_agent(
         key[0]: row for key, row in run_groups(scope, slices, ("agent_id",), top_level=True).items()
     }
     crossing = crossing_floor_trees(scope, window, slices=slices)
-    month_rows: dict[int, Any] = {
-        key[0]: {"total": row["cost_usd"], "unpriced": row["unpriced_count"]}
-        for key, row in entry_groups(
-            months,
-            ("agent_id",),
-            own_user_id=scope.own_user_id,
-            month=month_of(now),
-            agent_id__isnull=False,
-        ).items()
-    }
+    month_rows: dict[int, Any] = agent_months(scope, month_of(now))
     # An agent that only ran as someone's delegate has a row too (its money is inside its
     # parents' rows, so its window cost reads 0, but its month and cap are still its own).
     delegates = {key[0] for key in run_groups(scope, slices, ("agent_id",), top_level=False)}

@@ -182,9 +182,15 @@ class BudgetWarning:
     limit_usd: Decimal
 
 
-# Budget warnings are sent by a Celery task, enqueued by name (the notifications app is above
-# this one): the booking that crosses a threshold only puts a message on the broker.
-BUDGET_WARNING_TASK = "apps.notifications.tasks.send_budget_warning"
+# Who hears that a booking crossed a cap's warning threshold: apps.notifications (above this app)
+# registers in its AppConfig.ready() a receiver that puts its send task on the broker. Spend
+# names nothing above itself, not even a task by name (docs/layers.md).
+_THRESHOLD_CROSSED_HOOKS: list[Callable[[BudgetWarning], None]] = []
+
+
+def on_budget_threshold_crossed(hook: Callable[[BudgetWarning], None]) -> None:
+    if hook not in _THRESHOLD_CROSSED_HOOKS:
+        _THRESHOLD_CROSSED_HOOKS.append(hook)
 
 
 def crossed_warnings(caps, committed: dict, cost: Decimal) -> list[BudgetWarning]:
@@ -205,25 +211,15 @@ def crossed_warnings(caps, committed: dict, cost: Decimal) -> list[BudgetWarning
 
 
 def warnings_enqueue(warnings: Sequence[BudgetWarning]) -> None:
-    """Put each crossed threshold on the broker; never raises into the booking (a run must not
-    fail because the broker is down — the warning is lost and logged, the cap still binds)."""
-    if not warnings:
-        return
-    from celery import current_app
-
+    """Tell each crossed threshold to the registered receivers; never raises into the booking (a
+    run must not fail because the broker is down — the warning is lost and logged, the cap still
+    binds)."""
     for warning in warnings:
-        try:
-            current_app.tasks[BUDGET_WARNING_TASK].apply_async(
-                kwargs={
-                    "counter_id": warning.counter_id,
-                    "fractions": [str(f) for f in warning.fractions],
-                    "spent_usd": str(warning.spent_usd),
-                    "limit_usd": str(warning.limit_usd),
-                },
-                retry=False,
-            )
-        except Exception:
-            logger.exception("budget warning for counter %s not enqueued", warning.counter_id)
+        for hook in _THRESHOLD_CROSSED_HOOKS:
+            try:
+                hook(warning)
+            except Exception:
+                logger.exception("budget warning for counter %s not sent on", warning.counter_id)
 
 
 # One statement each, so every move is one round trip (docs/budgets.md, "Cost of the guard").

@@ -8,14 +8,14 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404
+from django.core.exceptions import ValidationError
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 
 from apps.audit.exports import console_download
-from apps.orgs.permissions import RUNS_VIEW, has_org_permission
+from apps.orgs.access import organization_from_request
+from apps.orgs.permissions import RUNS_VIEW
 
 from .aggregates import SpendScope, spend_overview
 from .charts import daily_cost_svg
@@ -23,15 +23,6 @@ from .exports import spend_export
 from .filters import DEFAULT_DAYS, last_days, parse_spend_window
 
 PRESET_DAYS = (7, 30, 90)
-
-
-def _readable_organization(request):
-    organization = getattr(request, "organization", None)
-    if organization is None:
-        raise Http404("You are not a member of any organization yet.")
-    if not has_org_permission(request.user, organization, RUNS_VIEW):
-        raise PermissionDenied("runs:view is required to read the organization's spend.")
-    return organization
 
 
 def _calendar_presets(today: dt.date) -> list[dict]:
@@ -52,7 +43,7 @@ def _calendar_presets(today: dt.date) -> list[dict]:
 
 @login_required
 def spend_page(request):
-    organization = _readable_organization(request)
+    organization = organization_from_request(request, RUNS_VIEW)
     try:
         window = parse_spend_window(request.GET)
     except ValidationError as error:
@@ -90,5 +81,5 @@ def spend_page(request):
 
 @login_required
 def spend_download(request):
-    _readable_organization(request)
+    organization_from_request(request, RUNS_VIEW)
     return console_download(request, spend_export, page_url=reverse("spend:page"))

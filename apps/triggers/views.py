@@ -12,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from apps.agents.selectors import agent_for
+from apps.orgs.access import organization_from_request
 
 from . import selectors, services
 from .choices import FireVia
@@ -19,9 +20,7 @@ from .schedules import next_fire
 
 
 def _agent(request, agent_id):
-    if getattr(request, "organization", None) is None:
-        raise Http404("You are not a member of any organization yet.")
-    agent = agent_for(request.user, request.organization, agent_id)
+    agent = agent_for(request.user, organization_from_request(request), agent_id)
     if agent is None:
         raise Http404("No such agent.")
     return agent

@@ -3,13 +3,13 @@
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404
+from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from apps.audit.impersonation import refuse_while_impersonating
-from apps.orgs.permissions import SETTINGS_MANAGE, has_org_permission
+from apps.orgs.access import organization_from_request
+from apps.orgs.permissions import SETTINGS_MANAGE
 
 from . import selectors, services
 from .models import USER_PURPOSES
@@ -25,18 +25,9 @@ class SecretForm(forms.Form):
     )
 
 
-def _organization(request):
-    organization = request.organization
-    if organization is None:
-        raise Http404("You are not a member of any organization yet.")
-    if not has_org_permission(request.user, organization, SETTINGS_MANAGE):
-        raise PermissionDenied
-    return organization
-
-
 @login_required
 def keys(request):
-    organization = _organization(request)
+    organization = organization_from_request(request, SETTINGS_MANAGE)
     form = SecretForm(request.POST or None)
     if request.method == "POST":
         refuse_while_impersonating(request)
@@ -58,7 +49,7 @@ def keys(request):
 @login_required
 @require_POST
 def rotate(request, secret_id: int):
-    organization = _organization(request)
+    organization = organization_from_request(request, SETTINGS_MANAGE)
     refuse_while_impersonating(request)
     secret = get_object_or_404(selectors.secrets_for(organization), pk=secret_id)
     value = request.POST.get("value", "").strip()
@@ -73,7 +64,7 @@ def rotate(request, secret_id: int):
 @login_required
 @require_POST
 def delete(request, secret_id: int):
-    organization = _organization(request)
+    organization = organization_from_request(request, SETTINGS_MANAGE)
     secret = get_object_or_404(selectors.secrets_for(organization), pk=secret_id)
     try:
         services.secret_delete(actor=request.user, secret=secret)

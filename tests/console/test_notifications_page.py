@@ -31,12 +31,14 @@ def test_an_approvals_alert_is_resolved_once_decided_and_never_doubled(client, o
     assert 'class="notification resolved"' in page
 
 
-def test_a_cap_refusing_run_after_run_adds_one_unread_budget_alert(org, owner, admin):
+def test_a_cap_refusing_run_after_run_adds_one_budget_alert_a_month(org, owner, admin, mailoutbox):
     from apps.notifications.services import notify_org_cap_reached
 
     notify_org_cap_reached(organization=org, limit_usd="100")
     notify_org_cap_reached(organization=org, limit_usd="100")
     assert Notification.objects.filter(user=admin, kind="budget").count() == 1
     Notification.objects.filter(user=admin).update(read_at="2026-01-01T00:00:00Z")
-    notify_org_cap_reached(organization=org, limit_usd="100")  # read, then reached again: told
-    assert Notification.objects.filter(user=admin, kind="budget").count() == 2
+    # Read, then another run refused: the cap is still the same reached cap this month.
+    notify_org_cap_reached(organization=org, limit_usd="100")
+    assert Notification.objects.filter(user=admin, kind="budget").count() == 1
+    assert [m.to for m in mailoutbox].count([admin.email]) == 1

@@ -168,7 +168,7 @@ def test_the_organization_caps_warning_goes_to_the_admins_whatever_a_spec_says(
     )
     assert {m.to[0] for m in mail.outbox} == {owner.email, admin.email}
     assert mail.outbox[0].subject == f"{org.name} has used 95% of its monthly budget"
-    assert f"/orgs/{org.pk}/?org={org.pk}" in mail.outbox[0].body
+    assert f"/settings/organization/?org={org.pk}" in mail.outbox[0].body
 
 
 @pytest.mark.django_db

@@ -60,8 +60,10 @@ def test_spend_reports_the_bill_once_not_140_per_100(fan_out, client_for, owner,
     by_agent = {row["agent_id"]: row for row in body["by_agent"]}
     assert _money(by_agent[run.agent_id]["cost_usd"]) == run.cost_usd
     assert _money(by_agent[researcher.pk]["cost_usd"]) == 0  # it ran only as a delegate
-    # What this agent cost this month: its own delegated rows.
-    assert _money(by_agent[researcher.pk]["month_to_date_usd"]) == sum(c.cost_usd for c in children)
+    # What each agent's cap has spent this month (what its guard checks): the orchestrator's
+    # holds its delegations; the researcher's own cap was not touched by running as a delegate.
+    assert _money(by_agent[run.agent_id]["month_to_date_usd"]) == run.cost_usd
+    assert _money(by_agent[researcher.pk]["month_to_date_usd"]) == 0
 
 
 @pytest.mark.django_db(transaction=True)

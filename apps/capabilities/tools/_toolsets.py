@@ -18,7 +18,7 @@ from pydantic_ai import Tool
 from pydantic_ai.toolsets import FunctionToolset
 
 from ..registry import Capability, get_capability
-from ..tool_text import render_tool_text, split_tool_text
+from ..tool_view import seen_tool
 
 # Metadata on every tool this deployment builds: the stable id an approval gate and the
 # transcript refer to, whatever name the model sees.
@@ -47,24 +47,6 @@ def binding_overrides(binding: Any) -> dict[str, Any]:
 
 def parsed_config(capability_id: str, binding: Any):
     return get_capability(capability_id).parse_config(binding_config(binding))
-
-
-def _override(overrides: Mapping[str, Any], tool_id: str) -> tuple[str | None, str | None]:
-    value = overrides.get(tool_id)
-    if value is None:
-        return None, None
-    if isinstance(value, Mapping):
-        return value.get("name"), value.get("description")
-    return getattr(value, "name", None), getattr(value, "description", None)
-
-
-def offered_description(spec, override_description: str | None) -> str:
-    """The declared text, or a binding's re-description of what the tool is for — kept in the
-    one shape (the declared ``<returns>`` stays: what comes back is the code's, not the author's)."""
-    if not override_description:
-        return spec.description
-    _, returns = split_tool_text(spec.description)
-    return render_tool_text(override_description, returns)
 
 
 # The tools a builder hands over are closures made per run, but each is the same code with the same
@@ -132,15 +114,15 @@ def declared_toolset(
     config = capability.parse_config(binding_config(binding))
     toolset = FunctionToolset(id=toolset_id)
     for spec in capability.offered_tools(config):
-        name, description = _override(overrides, spec.id)
+        seen = seen_tool(spec, overrides)
         metadata: dict[str, Any] = {TOOL_ID_METADATA: spec.id, CAPABILITY_METADATA: capability_id}
         if spec.id in harmless:
             metadata[HARMLESS_METADATA] = True
         _add_tool(
             toolset,
             functions[spec.id],
-            name=name or spec.id,
-            description=offered_description(spec, description),
+            name=seen.name,
+            description=seen.description,
             metadata=metadata,
         )
     return toolset if toolset.tools else None

@@ -32,6 +32,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field
 from pydantic_ai import RunContext
 
+from ..tool_view import RunFacts, withheld_from_run
 from ._toolsets import declared_toolset, parsed_config
 from .failures import WrongArguments, budgeted
 
@@ -240,9 +241,11 @@ async def _grow(searcher, hits: list[Any], mode: str) -> list[tuple[Any, str, bo
 
 
 def build_knowledge_toolset(binding, context):
+    # Bound without collections, it attaches nothing; the manifest asks the same function.
+    facts = RunFacts.of_resources(context.resources)
+    if withheld_from_run(CAPABILITY_ID, "search_documents", facts):
+        return None
     searcher = context.resources.knowledge
-    if searcher is None or not searcher.collections:
-        return None  # bound without collections: attach nothing
     config = parsed_config(CAPABILITY_ID, binding)
 
     @budgeted

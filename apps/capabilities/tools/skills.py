@@ -26,13 +26,8 @@ from pydantic_ai_skills import Skill, SkillResource, SkillsCapability
 
 from ..registry import get_capability
 from ..run_context import RunResources
-from ._toolsets import (
-    CAPABILITY_METADATA,
-    TOOL_ID_METADATA,
-    _override,
-    binding_overrides,
-    offered_description,
-)
+from ..tool_view import RunFacts, seen_tool, withheld_from_run
+from ._toolsets import CAPABILITY_METADATA, TOOL_ID_METADATA, binding_overrides
 
 CAPABILITY_ID = "skills"
 READ_RESOURCE_ID = "read_skill_resource"
@@ -63,8 +58,8 @@ def _redescribed(toolset, binding: Any = None):
     """The library's file tools under the registry's text (or the binding's re-description, the
     declared ``<returns>`` kept) and this deployment's metadata, under the binding's rename."""
     declared = get_capability(CAPABILITY_ID)
-    rename, redescription = _override(binding_overrides(binding or {}), READ_RESOURCE_ID)
-    description = offered_description(declared.tool(READ_RESOURCE_ID), redescription)
+    seen = seen_tool(declared.tool(READ_RESOURCE_ID), binding_overrides(binding or {}))
+    description = seen.description
 
     async def prepare(ctx, tool_defs):
         out = []
@@ -85,20 +80,22 @@ def _redescribed(toolset, binding: Any = None):
         return out
 
     prepared = toolset.prepared(prepare)
-    if rename and rename != READ_RESOURCE_ID:
-        return prepared.renamed({rename: READ_RESOURCE_ID})
+    if seen.renamed:
+        return prepared.renamed({seen.name: READ_RESOURCE_ID})
     return prepared
 
 
 def skills_capability(
     snapshots: list[SkillSnapshot], binding: Any = None
 ) -> SkillsCapability | None:
-    if not snapshots:
+    facts = RunFacts(skills=len(snapshots), skill_files=any(s.files for s in snapshots))
+    if withheld_from_run(CAPABILITY_ID, "load_capability", facts):
         return None
-    has_files = any(s.files for s in snapshots)
     capability = SkillsCapability(
         skills=[_library_skill(s) for s in snapshots],
-        resources=has_files,
+        # The manifest asks the same question (apps.capabilities.tool_view), so `tools ls` lists
+        # read_skill_resource exactly when a run gets it.
+        resources=withheld_from_run(CAPABILITY_ID, READ_RESOURCE_ID, facts) is None,
         scripts=False,
     )
     if capability._files_toolset is not None:

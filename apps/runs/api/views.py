@@ -136,10 +136,12 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
             raise Http404
         conversation = None
         if values.get("conversation_id") is not None:
-            conversation = get_object_or_404(
-                selectors.conversations_visible_to(request.user, request.organization),
-                pk=values["conversation_id"],
+            # Only the conversation's owner posts into it: runs:view reads, it does not speak.
+            conversation = selectors.conversation_for_writer(
+                request.user, request.organization, values["conversation_id"]
             )
+            if conversation is None:
+                raise Http404
         run = services.run_create(
             actor=request.user,
             organization=request.organization,
