@@ -34,6 +34,6 @@ class RunsConfig(AppConfig):
 
         # The subagents capability is built here (a delegation is a run inside a run), which is
         # what makes it available (apps.capabilities.implementations).
-        from .delegation import register as register_subagents
+        from .delegation.tools import register as register_subagents
 
         register_subagents()
