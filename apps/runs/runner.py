@@ -62,13 +62,11 @@ from apps.agents.setup import your_setup_section
 from apps.agents.spec import AgentSpec
 from apps.agents.validation import SpecNotRunnable, assert_runnable
 from apps.approvals.gate import ApprovalGate, ApprovalModeRefused, gate_for_run
-from apps.capabilities.implementations import toolset_builder
-from apps.capabilities.run_context import RunResources, ToolsetContext
+from apps.capabilities.run_context import RunResources
 from apps.capabilities.tools import contributions, planning
 from apps.capabilities.tools._blocking import tool_blocking
 from apps.capabilities.tools.chart_svg import render_chart_svg
 from apps.capabilities.tools.charts import chart_artifact
-from apps.capabilities.tools.failures import LastAttemptArguments
 from apps.capabilities.tools.guardrails import (
     GuardrailBlocked,
     OutputStreamFilter,
@@ -88,6 +86,7 @@ from apps.vault.models import Secret
 from apps.vault.services import secret_reveal
 
 from . import media, outcomes, parking, services
+from .assembly import Caller, agent_for, toolsets_for
 from .choices import RunStatus, StopReason
 from .claiming import ClaimedRun
 from .delegate_stream import delegate_stream_check
@@ -114,7 +113,6 @@ from .exposures import exposure_for_run
 from .gauge import context_gauge
 from .modelbuilder import ModelHandle, ModelUnavailable, build_model, default_model_profile
 from .models import Conversation, Run
-from .offline import offline_toolset
 from .outcomes import INTERNAL_ERROR_SENTENCE, Outcome, ProviderTimeout, RunNotRunnable
 from .runtime import InlineHost, RunHost, worker_host
 from .search import conversations_for_run
@@ -399,28 +397,20 @@ def assemble(run: Run, *, resume: bool = False, claimed: ClaimedRun | None = Non
     if exposure is not None:
         resources.channel = exposure.channel
     runtime = _resolve_delegation(run, spec, bindings, handle, approval_gate, resources, resume)
-    toolsets = []
-    unbuilt: list[str] = []
-    for binding in bindings:
-        builder = toolset_builder(binding.id)
-        if builder is None:
-            unbuilt.append(binding.id)
-            continue
-        context = ToolsetContext(
+    toolsets, unbuilt = toolsets_for(
+        bindings,
+        resources,
+        caller=Caller(
             organization_id=organization.pk,
             agent_id=agent_row.pk,
             run_id=run.pk,
             user_id=run.user_id,
             surface=run.surface,
-            secret_value=_binding_secret(organization, binding),
-            resources=resources,
-        )
-        toolset = builder(binding, context)
-        if toolset is not None:
-            toolsets.append(toolset)
-    toolsets.extend(_mcp_toolsets(organization, spec, bindings))
-    if handle.provider == "offline":
-        toolsets.append(offline_toolset())
+        ),
+        handle=handle,
+        secret_of=lambda binding: _binding_secret(organization, binding),
+        more=_mcp_toolsets(organization, spec, bindings),
+    )
 
     instructions = [
         text
@@ -478,21 +468,16 @@ def open_meter(assembly: Assembly, *, deferred_tool_results=None, db=None) -> Pr
         db=db,
         agent_warn_at=spec.alerts.budget.warn_at,
     )
-    guard = BudgetGuard(meter=meter)
     if assembly.delegation is not None:
         # Every delegate books into this meter's ledger, against this run's caps.
         assembly.delegation.meter = meter
-    # The guard first: it must see every model request before anything else shapes it.
-    capabilities = [guard, LastAttemptArguments(), *assembly.capabilities]
-    if assembly.approval_gate.has_work():
-        capabilities.append(assembly.approval_gate)
-    agent = Agent(
-        assembly.model.model,
-        instructions="\n\n".join(assembly.instructions) or None,
+    agent, guard = agent_for(
+        handle=assembly.model,
+        meter=meter,
+        gate=assembly.approval_gate,
         toolsets=assembly.toolsets,
-        capabilities=capabilities,
-        # A gated call or a question ends the run with its parked calls as output (apps.approvals).
-        output_type=[str, DeferredToolRequests],
+        instructions=assembly.instructions,
+        capabilities=assembly.capabilities,
         model_settings=assembly.model_settings,
         name=f"agent-{run.agent_id}",
     )

@@ -30,13 +30,11 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import DeferredToolResults, ToolApproved
 
 from apps.approvals.gate import ASK_TOOL_NAME, ApprovalGate
-from apps.capabilities.implementations import toolset_builder
 from apps.capabilities.run_context import ToolsetContext
 from apps.capabilities.tools import contributions
 from apps.capabilities.tools._toolsets import declared_toolset
-from apps.capabilities.tools.failures import LastAttemptArguments
-from apps.spend.guard import BudgetGuard
 
+from ..assembly import Caller, agent_for, toolsets_for
 from ..choices import StopReason
 from ..events import (
     SubagentFinishedFrame,
@@ -46,7 +44,6 @@ from ..events import (
     SubagentToolCallFrame,
     SubagentToolResultFrame,
 )
-from ..offline import offline_toolset
 from ..outcomes import INTERNAL_ERROR_SENTENCE, ProviderTimeout, outcome_of
 from .scope import _resources_for
 from .types import (
@@ -88,25 +85,19 @@ def _build(
     resources.skills = delegate.skills
     if delegate.scope is not None:
         resources.delegation = DelegationScopeAt(delegate.scope, level)
-    toolsets = []
-    for binding in delegate.bindings:
-        builder = toolset_builder(binding.id)
-        if builder is None:
-            continue
-        context = ToolsetContext(
+    toolsets, _ = toolsets_for(
+        delegate.bindings,
+        resources,
+        caller=Caller(
             organization_id=runtime.organization_id,
             agent_id=delegate.agent_id,
             run_id=runtime.run_id,
             user_id=runtime.user_id,
             surface=runtime.surface,
-            secret_value=delegate.secrets.get(binding.id),
-            resources=resources,
-        )
-        toolset = builder(binding, context)
-        if toolset is not None:
-            toolsets.append(toolset)
-    if delegate.handle.provider == "offline":
-        toolsets.append(offline_toolset())
+        ),
+        handle=delegate.handle,
+        secret_of=lambda binding: delegate.secrets.get(binding.id),
+    )
     gate = ApprovalGate(
         spec=delegate.gate_spec,
         mode=runtime.approval_mode,
@@ -117,29 +108,20 @@ def _build(
         asks_user=asks,
         refuse_with=BACKGROUND_GATE_REFUSAL if background else None,
     )
-    capabilities = [
-        BudgetGuard(meter=meter),
-        LastAttemptArguments(),
-        *contributions.run_capabilities(delegate.bindings, resources),
-    ]
     if gate.has_work():
-        capabilities.append(gate)
         runtime.gates.append((level.task_id, gate))
-    instructions = [
-        text
-        for text in (
+    # The runner's one assembly: guard first, the bindings' capabilities, the gate last.
+    agent, _ = agent_for(
+        handle=delegate.handle,
+        meter=meter,
+        gate=gate,
+        toolsets=toolsets,
+        instructions=[
             delegate.instructions,
             delegate.scope.instructions() if delegate.scope is not None else None,
             *contributions.run_instructions(delegate.bindings, resources),
-        )
-        if text
-    ]
-    agent = Agent(
-        delegate.handle.model,
-        instructions="\n\n".join(instructions) or None,
-        toolsets=toolsets,
-        capabilities=capabilities,
-        output_type=[str, DeferredToolRequests],
+        ],
+        capabilities=contributions.run_capabilities(delegate.bindings, resources),
         model_settings=cast(
             ModelSettings | None,
             contributions.run_model_settings(delegate.bindings, delegate.handle.provider) or None,
