@@ -10,15 +10,18 @@ from decimal import Decimal
 from typing import cast
 
 from django.conf import settings
-from django.db.models import Q
+from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
+from pydantic_ai.messages import ModelRequest, UserPromptPart
+
+from apps.agents.models import AgentVersion
 
 from .. import states
-from ..choices import RunStatus
-from ..events import (
-    SubagentRecordedFrame,
-)
+from ..choices import TERMINAL_STATUSES, MessageRole, RunStatus
+from ..events import SubagentRecordedFrame
 from ..finishing import assistant_turn_cost
+from ..models import Message, Run
 from ..totals import delegated_totals, ledger_totals
 from .parked import iter_nodes, pending_records
 from .types import DelegationRecord, DelegationRuntime
@@ -27,8 +30,6 @@ logger = logging.getLogger(__name__)
 
 
 def _delegated_rows(run) -> dict:
-    from ..models import Run
-
     rows: dict = {"": run}
     existing = Run.objects.filter(parent_run__isnull=False, agent_id__isnull=False).filter(
         Q(parent_run=run)
@@ -46,8 +47,6 @@ def book_delegations(*, run, runtime: DelegationRuntime | None, parking: bool) -
     ledger outlives a park). A delegation that outlived the run's answer already has its row
     (``running``, written by ``outlive``): that row gets its end. Returns (frames, records still
     waiting for a parked parent); what it books leaves ``runtime.records``."""
-    from ..choices import RunStatus
-    from ..models import Run
 
     if runtime is None or not runtime.records:
         return [], []
@@ -154,8 +153,6 @@ def book_abandoned(run, *, sentence: str) -> int:
         model = node.get("model") or {}
         version_id = node.get("agent_version_id")
         if version_id is None:
-            from apps.agents.models import AgentVersion
-
             # A node parked before its version was kept: the delegate's current version.
             version_id = (
                 AgentVersion.objects.filter(agent_id=node["agent_id"])
@@ -196,7 +193,6 @@ def open_accruing(run, runtime: DelegationRuntime) -> dict[int, str]:
     the worker dies — nothing booked under the run is without a row that says it is not final
     (the lease sweep settles it: ``services.runs_sweep_lapsed_leases``). Returns {row id: task
     id}, kept on the runtime for the watcher."""
-    from ..models import Run
 
     rows = _delegated_rows(run)
     now = timezone.now()
@@ -257,10 +253,6 @@ def book_late(run_id: int, runtime: DelegationRuntime, *, final: bool = False) -
     its share, so the run's turns still sum to the run, and what the next turn's model reads.
     ``final``: nothing of the run runs any more — its row stops accruing in this transaction, its
     totals the whole ledger."""
-    from django.db import transaction
-
-    from ..choices import MessageRole
-    from ..models import Message, Run
 
     with transaction.atomic():
         run = Run.objects.select_for_update().get(pk=run_id)
@@ -292,11 +284,6 @@ def late_notices(conversation_id: int | None, *, since) -> list:
     it already has: the notices written after ``since`` (when the run whose transcript the turn
     continues was created — anything earlier is already in that transcript). A notice is an
     assistant turn of a run written after that run's own terminal turn."""
-    from django.db.models import Exists, OuterRef
-    from pydantic_ai.messages import ModelRequest, UserPromptPart
-
-    from ..choices import TERMINAL_STATUSES, MessageRole
-    from ..models import Message
 
     if conversation_id is None or since is None:
         return []

@@ -7,6 +7,10 @@ import logging
 from typing import Any
 
 from pydantic_ai.tools import DeferredToolResults, ToolApproved, ToolDenied
+from pydantic_ai_harness.ask_user import DECLINED
+
+from apps.approvals.models import ApprovalStatus, Question, QuestionStatus, ToolApproval
+from apps.approvals.services import denial_message
 
 from .types import DelegationRecord, DelegationRuntime
 
@@ -42,10 +46,6 @@ def iter_nodes(nodes):
 def resume_tree(paused_state: dict | None) -> dict[str, dict]:
     """On resume: the parked tree with each node's decisions attached (from its approval rows),
     keyed by the run's own ``task`` call ids."""
-    from pydantic_ai_harness.ask_user import DECLINED
-
-    from apps.approvals.models import ApprovalStatus, Question, QuestionStatus, ToolApproval
-    from apps.approvals.services import denial_message
 
     nodes = list((paused_state or {}).get("delegates", []))
     ids = [

@@ -5,9 +5,15 @@ from __future__ import annotations
 
 import logging
 
+from apps.agents.models import Agent, AgentStatus, AgentVersion
+from apps.agents.selectors import model_profiles_for
 from apps.capabilities.run_context import RunResources
 from apps.capabilities.tools import planning
 from apps.capabilities.tools._toolsets import parsed_config
+from apps.knowledge.selectors import skills_for_run
+from apps.memory.selectors import context_files_for_run
+from apps.vault.models import Secret
+from apps.vault.services import secret_reveal
 
 from ..modelbuilder import ModelHandle, ModelUnavailable, build_model, model_profile_for
 from .types import CAPABILITY_ID, Delegate, DelegateNotRunnable, DelegationRuntime, DelegationScope
@@ -31,7 +37,6 @@ def _resources_for(spec, bindings, organization_id: int) -> RunResources:
 def _context_files(spec, bindings, organization) -> list:
     if not any(binding.id == "context" for binding in bindings):
         return []
-    from apps.memory.selectors import context_files_for_run
 
     return list(context_files_for_run(organization.pk, spec.context_ids))
 
@@ -39,15 +44,11 @@ def _context_files(spec, bindings, organization) -> list:
 def _skills(spec, bindings, organization) -> list:
     if not any(binding.id == "skills" for binding in bindings):
         return []
-    from apps.knowledge.selectors import skills_for_run
 
     return skills_for_run(organization.pk, spec.skill_ids)
 
 
 def _secrets_for(bindings, organization, who: str) -> dict[str, str | None]:
-    from apps.vault.models import Secret
-    from apps.vault.services import secret_reveal
-
     secrets: dict[str, str | None] = {}
     for binding in bindings:
         if binding.secret_id is None:
@@ -83,7 +84,6 @@ def resolve_scope(
     agent gets the smaller of that and its own ``max_depth`` — a cap a caller could widen would
     not be a cap, and pinning a delegate exists so its author's decisions hold when another agent
     calls it. At the limit the delegate is built without delegation at all."""
-    from apps.agents.models import Agent, AgentStatus, AgentVersion
 
     binding = next((b for b in bindings if b.id == CAPABILITY_ID), None)
     if binding is None:
@@ -189,7 +189,6 @@ def _dynamic_models(organization) -> dict[str, ModelHandle]:
     """The organization's model profiles a written specialist may name, by label: each built now
     (its key decrypted here, before the run), so a specialist is priced, capped and keyed like
     everything else; a profile that cannot be built (no key) is left out of the list."""
-    from apps.agents.selectors import model_profiles_for
 
     models: dict[str, ModelHandle] = {}
     for profile in model_profiles_for(organization).order_by("label"):

@@ -15,9 +15,7 @@ from pydantic_ai import Agent
 
 from apps.spend.guard import RunMeter
 
-from ..events import (
-    Frame,
-)
+from ..events import Frame
 from ..modelbuilder import ModelHandle
 
 logger = logging.getLogger(__name__)
