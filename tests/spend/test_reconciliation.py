@@ -441,7 +441,17 @@ def test_late_delegations_parks_and_a_dead_worker_reconcile_to_the_cent(
     top = Run.objects.filter(organization=org, parent_run__isnull=True)
     assert sum((r.cost_usd for r in top), D("0")) == model
     # The approvals export: every gated call of the month, each on a run the bill holds.
-    approvals = _csv(api.get("/api/v1/approvals/export/", window))
+    approvals = _csv(
+        api.get(
+            "/api/v1/approvals/export/",
+            {
+                "created_from": since.isoformat(),
+                "created_to": until.isoformat(),
+                # Every decision, not only the queue (pending is the default).
+                "status": ["pending", "approved", "rejected", "expired"],
+            },
+        )
+    )
     assert len(approvals) == ToolApproval.objects.filter(organization=org).count() == 2
     on_the_bill = {int(r["id"]) for r in exported} | set(
         Run.objects.filter(organization=org, parent_run__isnull=False).values_list("pk", flat=True)
