@@ -1,8 +1,11 @@
 """A run's row is final only when everything booked under it is (docs/delegation.md "A parent
 that is still accruing"): two background delegations started in one model message, settling
-around the parent's answer, leave the parent's totals, its child rows and its ledger in
-agreement — the race issue 31 reproduced, where the parent's row was written before its
-delegate finished and one delegate had no row at all."""
+before, during and after the parent's answer is booked, leave the parent's totals, its child rows
+and its ledger in agreement, and the parent no longer accruing. Issue 31 saw the opposite (the
+parent's row written before its delegate finished, one delegate without a row); on this machine
+the window (a delegation finishing while the answer is being booked) did not open in these six
+latencies on the code before the fix, so this is the regression net, and the dead-worker case is
+in tests/spend/test_reconciliation.py."""
 
 from __future__ import annotations
 
