@@ -663,15 +663,96 @@ def pin_delegates(data: dict[str, Any], organization) -> dict[str, Any]:
     return data
 
 
+@dataclass(frozen=True)
+class PublishedDecision:
+    """What publishing decided about a frozen version and nothing after publish can change: its
+    spec parsed, and each enabled binding's config parsed (the registry and the configs' rules are
+    the deployment's, fixed for a process). A run reads it instead of deciding it again."""
+
+    spec: AgentSpec
+    configs: dict[int, Any]
+
+
+# By (version id, agent id, number): a version is never edited after creation. Bounded: a
+# process that has seen more versions than this starts over (each is decided again once).
+_DECIDED: dict[tuple[int, int, int], PublishedDecision] = {}
+_DECIDED_MAX = 4096
+
+
+def _decided(version) -> PublishedDecision | None:
+    return _DECIDED.get((version.pk, version.agent_id, version.number))
+
+
+def _remember(version) -> None:
+    spec, _ = parse_spec(version.spec)
+    if spec is None:
+        return
+    configs = {}
+    for index, binding in enumerate(spec.capabilities):
+        cap = _capability(binding.id)
+        if binding.enabled and cap is not None:
+            configs[index] = cap.parse_config(binding.config)
+    if len(_DECIDED) >= _DECIDED_MAX:
+        _DECIDED.clear()
+    _DECIDED[(version.pk, version.agent_id, version.number)] = PublishedDecision(spec, configs)
+
+
+def still_runnable(
+    decision: PublishedDecision, *, organization, actor, agent, model_profile=None
+) -> list[PublishError]:
+    """At run time, only what can change after publish: a scope the deployment revoked, a key
+    deleted from the vault, a sandbox or MCP connection gone (or no longer the publisher's), a
+    delegate archived or out of reach, the model profile deleted, and what the other apps check
+    (collections, skills, context files, a mem0 address)."""
+    errors: list[PublishError] = []
+    spec = decision.spec
+    for index, binding in enumerate(spec.capabilities):
+        if not binding.enabled or index not in decision.configs:
+            continue
+        cap = get_capability(binding.id)
+        _check_scopes(binding, cap, errors)
+        parsed = decision.configs[index]
+        _check_key(binding, cap, parsed, organization, errors)
+        if cap.id == "sandbox":
+            _check_sandbox(binding, parsed, organization, errors)
+    _check_mcp_connections(spec, organization, actor, errors)
+    _check_delegates(spec, organization, actor, agent, errors)
+    _check_model_profile(spec, organization, errors, model_profile)
+    for check in _SPEC_CHECKS:
+        if check in _ACTOR_CHECKS:
+            errors.extend(check(spec, organization, actor))
+        else:
+            errors.extend(check(spec, organization))
+    return errors
+
+
 def assert_runnable(version, *, model_profile=None) -> None:
-    """Re-run the publish rules on a frozen version at run assembly; raise what to change.
-    ``model_profile``: the profile its spec names, when the caller has read it (validate_spec)."""
-    errors = validate_spec(
-        version.spec,
-        organization=version.agent.organization,
-        actor=version.published_by,
-        agent=version.agent,
-        model_profile=model_profile,
-    )
+    """Check a frozen version at run assembly; raise what to change. ``model_profile``: the
+    profile its spec names, when the caller has read it (validate_spec).
+
+    The first run of a version in a process runs every publish rule again (a version published
+    before a rule existed is refused with the sentence that says what to change); once it passed,
+    what cannot change after publish is remembered (``PublishedDecision``) and later runs check
+    only what can (``still_runnable``)."""
+    organization = version.agent.organization
+    decision = _decided(version)
+    if decision is None:
+        errors = validate_spec(
+            version.spec,
+            organization=organization,
+            actor=version.published_by,
+            agent=version.agent,
+            model_profile=model_profile,
+        )
+        if not errors:
+            _remember(version)
+    else:
+        errors = still_runnable(
+            decision,
+            organization=organization,
+            actor=version.published_by,
+            agent=version.agent,
+            model_profile=model_profile,
+        )
     if errors:
         raise SpecNotRunnable(version, errors)

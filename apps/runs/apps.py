@@ -18,7 +18,9 @@ class RunsConfig(AppConfig):
         )
         from apps.capabilities.tools.ambient import on_ambient_usage
         from apps.spend.guard import current_meter
+        from apps.spend.reprice import on_runs_repriced
 
+        from .repricing import runs_apply_repricing
         from .resume import run_calls_decided
         from .services import run_close_expired_steps, run_expire_parked
 
@@ -28,12 +30,14 @@ class RunsConfig(AppConfig):
         on_run_calls_decided(run_calls_decided)
         on_parked_calls_expired(run_close_expired_steps)
         on_run_expired(run_expire_parked)
+        # Repricing a floor changes run rows and turns: spend computes the deltas, runs writes them.
+        on_runs_repriced(runs_apply_repricing)
         # Registered in every process, not only a worker's: services enqueue them by name
         # (apps/runs/queue.py) without importing the module that defines them.
         from . import tasks  # noqa: F401
 
         # The subagents capability is built here (a delegation is a run inside a run), which is
         # what makes it available (apps.capabilities.implementations).
-        from .delegation import register as register_subagents
+        from .delegation.tools import register as register_subagents
 
         register_subagents()

@@ -24,6 +24,7 @@ from decimal import Decimal
 from typing import cast
 
 from django.db import DEFAULT_DB_ALIAS, connections, models
+from django.db.models import Sum
 
 from apps.spend.models import Ledger
 
@@ -34,6 +35,15 @@ from .states import IllegalTransition, check_transition
 
 # The failures a sweep writes that a live run's own end overrides.
 RETAKEN_FAILURES = (StopReason.REAPED, StopReason.WORKER_LOST)
+
+
+def assistant_turn_cost(run: Run, run_cost: Decimal) -> Decimal:
+    """This turn's share: what the run spent minus what its earlier assistant turns claim. (A
+    run's own end prices its turn by the same rule in SQL: ``finish`` below.)"""
+    claimed = Message.objects.filter(run=run, role=MessageRole.ASSISTANT).aggregate(
+        total=Sum("cost_usd")
+    )["total"]
+    return run_cost - (claimed or Decimal("0"))
 
 
 @dataclass(frozen=True)

@@ -160,6 +160,11 @@ class Run(models.Model):
     # every few seconds; a lapsed lease means the worker stopped, and the lease sweep fails the
     # run within about a minute (docs/runner.md "Leases"). NULL when no worker holds the run.
     lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # True while a run that already answered still books spend under it: background delegations
+    # it started are still running (apps/runs/delegation/lifetime.py). Its totals and its child
+    # rows are not final until it turns False, in the same transaction that brings them up to the
+    # ledger — or the lease sweep does that for a worker that died meanwhile.
+    accruing = models.BooleanField(default=False)
     # A parked run's state (apps.approvals.parking): the message history and the parked call ids,
     # one level per delegate (a tree), plus the plan. NULL when the run is not parked.
     paused_state = models.JSONField(null=True, blank=True)
@@ -186,6 +191,12 @@ class Run(models.Model):
                 fields=["lease_expires_at"],
                 condition=models.Q(status="running"),
                 name="run_running_lease_idx",
+            ),
+            # The lease sweep: answered runs still accruing whose worker stopped renewing.
+            models.Index(
+                fields=["lease_expires_at"],
+                condition=models.Q(accruing=True),
+                name="run_accruing_lease_idx",
             ),
             # An agent's runs this month (spend reports).
             models.Index(fields=["agent", "created_at"], name="run_agent_created_idx"),

@@ -36,8 +36,9 @@ from pydantic_ai.messages import (
 from apps.approvals import services as approvals
 from apps.approvals.gate import ASK_TOOL_NAME
 
-from . import delegation, hooks
+from . import hooks
 from .choices import PARKED_STATUSES, RunStatus, StepKind
+from .delegation.parked import leaf_id, only_questions, park_nodes
 from .events import Frame, QuestionFrame, ToolApprovalRequiredFrame
 from .models import Run, RunStep
 
@@ -51,12 +52,12 @@ def parked_status(deferred, runtime=None) -> str:
     """The status a run parks in: approval first, since a decision also blocks any answer. A
     ``task`` call parked only because its delegation asked the person a question is an answer
     to wait for, not a decision."""
-    nodes = delegation.park_nodes(runtime)
+    nodes = park_nodes(runtime)
     own = [call for call in deferred.approvals if call.tool_call_id not in nodes]
     if own:
         return RunStatus.AWAITING_APPROVAL
     parked_nodes = [nodes[c.tool_call_id] for c in deferred.approvals if c.tool_call_id in nodes]
-    if parked_nodes and not delegation.only_questions(parked_nodes):
+    if parked_nodes and not only_questions(parked_nodes):
         return RunStatus.AWAITING_APPROVAL
     return RunStatus.AWAITING_ANSWER
 
@@ -94,7 +95,7 @@ def _park_delegation(run: Run, node: dict, number: int, frames: list[Frame]) -> 
     who = {"name": node["name"], "task_id": node["task_id"], "agent_id": node.get("agent_id")}
     for leaf in node.get("approvals", []):
         meta = leaf.get("metadata") or {}
-        call_id = delegation.leaf_id(node["task_id"], leaf["tool_call_id"])
+        call_id = leaf_id(node["task_id"], leaf["tool_call_id"])
         approval = approvals.approval_open(
             run=run,
             tool_call_id=call_id,
@@ -131,7 +132,7 @@ def _park_delegation(run: Run, node: dict, number: int, frames: list[Frame]) -> 
             )
         )
     for asked in node.get("questions", []):
-        call_id = delegation.leaf_id(node["task_id"], asked["tool_call_id"])
+        call_id = leaf_id(node["task_id"], asked["tool_call_id"])
         question = approvals.question_open(run=run, tool_call_id=call_id, questions=asked["call"])
         asked["question_id"] = question.pk
         RunStep.objects.create(
@@ -166,7 +167,7 @@ def _park(run: Run, prepared, deferred, messages) -> list[Frame]:
     frames: list[Frame] = []
     number = _next_step_number(run.pk)
     parked: list[dict] = []
-    nodes = delegation.park_nodes(getattr(prepared, "delegation", None))
+    nodes = park_nodes(getattr(prepared, "delegation", None))
     for call in deferred.approvals:
         node = nodes.get(call.tool_call_id)
         if node is not None:
@@ -316,9 +317,7 @@ def after_run(*, run: Run, prepared, deferred, messages, resumed: bool) -> list[
         if delegate_gate.waived:
             # Namespaced like a delegate's parked calls: two agents of a tree number theirs alone.
             waived = [
-                dataclasses.replace(
-                    call, tool_call_id=delegation.leaf_id(task_id, call.tool_call_id)
-                )
+                dataclasses.replace(call, tool_call_id=leaf_id(task_id, call.tool_call_id))
                 for call in delegate_gate.waived
             ]
             approvals.approvals_record_standing(run=run, waived=waived)

@@ -16,7 +16,7 @@ from apps.approvals.services import deferred_results_for, pending_for_run
 
 from . import queue
 from .choices import PARKED_STATUSES
-from .delegation import with_delegation_approvals
+from .delegation.parked import with_delegation_approvals
 from .exposures import segment_observed
 from .models import Run
 from .runner import Assembly, RunNotRunnable, assemble, execute_run

@@ -40,9 +40,6 @@ from pydantic_ai import (
 from pydantic_ai.exceptions import (
     ModelAPIError,
     ModelHTTPError,
-    RunCancelled,
-    UnexpectedModelBehavior,
-    UsageLimitExceeded,
 )
 from pydantic_ai.messages import (
     FunctionToolCallEvent,
@@ -65,13 +62,11 @@ from apps.agents.setup import your_setup_section
 from apps.agents.spec import AgentSpec
 from apps.agents.validation import SpecNotRunnable, assert_runnable
 from apps.approvals.gate import ApprovalGate, ApprovalModeRefused, gate_for_run
-from apps.capabilities.implementations import toolset_builder
-from apps.capabilities.run_context import RunResources, ToolsetContext
+from apps.capabilities.run_context import RunResources
 from apps.capabilities.tools import contributions, planning
 from apps.capabilities.tools._blocking import tool_blocking
 from apps.capabilities.tools.chart_svg import render_chart_svg
 from apps.capabilities.tools.charts import chart_artifact
-from apps.capabilities.tools.failures import LastAttemptArguments
 from apps.capabilities.tools.guardrails import (
     GuardrailBlocked,
     OutputStreamFilter,
@@ -83,18 +78,23 @@ from apps.capabilities.tools.system_reminders import ReminderCounters
 from apps.capabilities.tools.tool_output_limits import RunSpillStore
 from apps.knowledge.selectors import collection_search_for_run, skills_for_run
 from apps.mcp.assembly import ConnectionGone, accesses_for_run
-from apps.mcp.client import McpUnreachable, connection_toolset
+from apps.mcp.client import connection_toolset
 from apps.memory.ownership import TRIGGER_SURFACES, RunAudience
 from apps.memory.selectors import context_files_for_run, mem0_for_run, memory_for_run
 from apps.spend.guard import BudgetGuard, RequestRecord, RunMeter
-from apps.spend.services import BudgetExceeded
 from apps.vault.models import Secret
 from apps.vault.services import secret_reveal
 
-from . import delegation, media, parking, services
+from . import media, outcomes, parking, services
+from .assembly import Caller, agent_for, toolsets_for
 from .choices import RunStatus, StopReason
 from .claiming import ClaimedRun
 from .delegate_stream import delegate_stream_check
+from .delegation.booking import book_delegations, late_notices, open_accruing
+from .delegation.lifetime import aclose_models, outlive, stop_background
+from .delegation.parked import pending_records, resume_tree
+from .delegation.scope import attach_runtime, resolve_scope
+from .delegation.types import DelegateNotRunnable, DelegationRuntime, DelegationScopeAt
 from .events import (
     CompactionFrame,
     ContextUsageFrame,
@@ -113,7 +113,7 @@ from .exposures import exposure_for_run
 from .gauge import context_gauge
 from .modelbuilder import ModelHandle, ModelUnavailable, build_model, default_model_profile
 from .models import Conversation, Run
-from .offline import offline_toolset
+from .outcomes import INTERNAL_ERROR_SENTENCE, Outcome, ProviderTimeout, RunNotRunnable
 from .runtime import InlineHost, RunHost, worker_host
 from .search import conversations_for_run
 from .selectors import PreviousTurn, previous_turn
@@ -125,24 +125,6 @@ logger = logging.getLogger(__name__)
 HELD_FRAMES_SECONDS = 0.05
 
 PARKED = (RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_ANSWER)
-
-INTERNAL_ERROR_SENTENCE = (
-    "The run failed with an internal error; the details are in the server log."
-)
-
-
-class ProviderTimeout(Exception):
-    """A model request took longer than its profile's ``request_timeout_seconds``."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        super().__init__(f"no answer within {seconds:g} s")
-
-
-class RunNotRunnable(Exception):
-    def __init__(self, sentence: str) -> None:
-        self.sentence = sentence
-        super().__init__(sentence)
 
 
 @dataclass
@@ -170,7 +152,7 @@ class Assembly:
     # The guardrails' output check, when the run has one (guardrails.output_stream_filter).
     output_filter: OutputStreamFilter | None = None
     # The run's delegation tree (apps/runs/delegation.py), when its agent delegates.
-    delegation: delegation.DelegationRuntime | None = None
+    delegation: DelegationRuntime | None = None
 
 
 @dataclass
@@ -193,7 +175,7 @@ class PreparedRun:
     approval_gate: ApprovalGate | None = None
     # The guardrails' output check: text and reasoning held until each part is checked.
     output_filter: OutputStreamFilter | None = None
-    delegation: delegation.DelegationRuntime | None = None
+    delegation: DelegationRuntime | None = None
 
 
 def _assert_runnable(version, model_profile) -> None:
@@ -224,7 +206,7 @@ def _history_of(run: Run, *, resume: bool, previous: PreviousTurn | None) -> lis
     if previous is None:
         previous = previous_turn(run)
     # What background delegations settled after an answer that transcript already holds.
-    late = delegation.late_notices(run.conversation_id, since=previous.created_at)
+    late = late_notices(run.conversation_id, since=previous.created_at)
     return restored(previous.transcript) + late
 
 
@@ -333,18 +315,18 @@ def _resolve_delegation(run, spec, bindings, handle, gate, resources, resume):
     """The subagents capability's delegates, resolved now (pins, versions, profiles, keys, down
     the tree); a pin that cannot run refuses the run naming the delegate."""
     try:
-        scope = delegation.resolve_scope(
+        scope = resolve_scope(
             organization=run.organization,
             spec=spec,
             bindings=bindings,
             handle=handle,
             agent_id=run.agent_id,
         )
-    except delegation.DelegateNotRunnable as exc:
+    except DelegateNotRunnable as exc:
         raise RunNotRunnable(exc.sentence[:480]) from exc
     if scope is None:
         return None
-    runtime = delegation.DelegationRuntime(
+    runtime = DelegationRuntime(
         organization_id=run.organization_id,
         run_id=run.pk,
         user_id=run.user_id,
@@ -352,11 +334,11 @@ def _resolve_delegation(run, spec, bindings, handle, gate, resources, resume):
         approval_mode=gate.mode,
     )
     if resume:
-        runtime.root.resuming = delegation.resume_tree(run.paused_state)
+        runtime.root.resuming = resume_tree(run.paused_state)
         runtime.root.created = dict((run.paused_state or {}).get("dynamic_specialists") or {})
-        runtime.records = delegation.pending_records(run.paused_state)
-    delegation.attach_runtime(scope, runtime)
-    resources.delegation = delegation.DelegationScopeAt(scope, runtime.root)
+        runtime.records = pending_records(run.paused_state)
+    attach_runtime(scope, runtime)
+    resources.delegation = DelegationScopeAt(scope, runtime.root)
     return runtime
 
 
@@ -415,28 +397,20 @@ def assemble(run: Run, *, resume: bool = False, claimed: ClaimedRun | None = Non
     if exposure is not None:
         resources.channel = exposure.channel
     runtime = _resolve_delegation(run, spec, bindings, handle, approval_gate, resources, resume)
-    toolsets = []
-    unbuilt: list[str] = []
-    for binding in bindings:
-        builder = toolset_builder(binding.id)
-        if builder is None:
-            unbuilt.append(binding.id)
-            continue
-        context = ToolsetContext(
+    toolsets, unbuilt = toolsets_for(
+        bindings,
+        resources,
+        caller=Caller(
             organization_id=organization.pk,
             agent_id=agent_row.pk,
             run_id=run.pk,
             user_id=run.user_id,
             surface=run.surface,
-            secret_value=_binding_secret(organization, binding),
-            resources=resources,
-        )
-        toolset = builder(binding, context)
-        if toolset is not None:
-            toolsets.append(toolset)
-    toolsets.extend(_mcp_toolsets(organization, spec, bindings))
-    if handle.provider == "offline":
-        toolsets.append(offline_toolset())
+        ),
+        handle=handle,
+        secret_of=lambda binding: _binding_secret(organization, binding),
+        more=_mcp_toolsets(organization, spec, bindings),
+    )
 
     instructions = [
         text
@@ -494,21 +468,16 @@ def open_meter(assembly: Assembly, *, deferred_tool_results=None, db=None) -> Pr
         db=db,
         agent_warn_at=spec.alerts.budget.warn_at,
     )
-    guard = BudgetGuard(meter=meter)
     if assembly.delegation is not None:
         # Every delegate books into this meter's ledger, against this run's caps.
         assembly.delegation.meter = meter
-    # The guard first: it must see every model request before anything else shapes it.
-    capabilities = [guard, LastAttemptArguments(), *assembly.capabilities]
-    if assembly.approval_gate.has_work():
-        capabilities.append(assembly.approval_gate)
-    agent = Agent(
-        assembly.model.model,
-        instructions="\n\n".join(assembly.instructions) or None,
+    agent, guard = agent_for(
+        handle=assembly.model,
+        meter=meter,
+        gate=assembly.approval_gate,
         toolsets=assembly.toolsets,
-        capabilities=capabilities,
-        # A gated call or a question ends the run with its parked calls as output (apps.approvals).
-        output_type=[str, DeferredToolRequests],
+        instructions=assembly.instructions,
+        capabilities=assembly.capabilities,
         model_settings=assembly.model_settings,
         name=f"agent-{run.agent_id}",
     )
@@ -665,6 +634,10 @@ async def drive(
             output = agent_run.result.output if agent_run.result is not None else ""
             if isinstance(output, DeferredToolRequests):
                 state.deferred, output = output, ""
+            elif prepared.delegation is not None:
+                # Answered: a background delegation settling from now on is one the model never
+                # read, so its conversation is told (delegation/lifetime.py).
+                prepared.delegation.outliving = True
             state.output = str(output)
     except GuardrailBlocked as exc:
         state.blocked_edge = exc.edge
@@ -673,8 +646,8 @@ async def drive(
         if prepared.delegation is not None and (state.output is None or state.deferred is not None):
             # A background delegation still running when the run stops without answering is
             # cancelled (and booked with what it spent); after an answer it outlives the run
-            # (delegation.outlive, from execute_run_async).
-            await delegation.stop_background(prepared.delegation)
+            # (outlive, from execute_run_async).
+            await stop_background(prepared.delegation)
         if watched_here and host is not None:
             # A look already sent is read to its end (loopdb) before the session is used again.
             await host.unfollow(run_id)
@@ -763,70 +736,9 @@ async def _draw_chart(frame: ToolResultFrame, event) -> None:
         frame["chart_svg"] = await asyncio.to_thread(render_chart_svg, chart)
 
 
-# --- outcomes -----------------------------------------------------------------------------------
-
-
-@dataclass
-class Outcome:
-    status: str
-    stop_reason: str
-    error: str = ""
-    budget_refusal: dict | None = None
-
-
-def provider_error_sentence(exc: Exception) -> str:
-    """A controlled sentence for a provider failure; the provider's own text goes to the log only."""
-    status = getattr(exc, "status_code", None)
-    if status == 429:
-        return "The model provider refused the request: rate limited or out of quota (HTTP 429)."
-    if status in (401, 403):
-        return f"The model provider rejected the API key (HTTP {status})."
-    if status == 404:
-        return "The model provider does not know this model (HTTP 404)."
-    if isinstance(status, int) and status >= 500:
-        return f"The model provider failed to answer (HTTP {status})."
-    if isinstance(status, int):
-        return f"The model provider rejected the request (HTTP {status})."
-    return "The model provider could not be reached."
-
-
 def outcome_of(exc: BaseException | None, prepared: PreparedRun | None) -> Outcome:
-    if exc is None:
-        return Outcome(RunStatus.COMPLETED, StopReason.ANSWERED)
-    if isinstance(exc, RunNotRunnable):
-        return Outcome(RunStatus.FAILED, StopReason.NOT_RUNNABLE, exc.sentence)
-    if isinstance(exc, McpUnreachable):
-        # A bound server that cannot be reached stops the run naming it; its tools are never
-        # silently missing from what the model is offered.
-        return Outcome(RunStatus.FAILED, StopReason.NOT_RUNNABLE, exc.sentence)
-    if isinstance(exc, BudgetExceeded):
-        return Outcome(RunStatus.BUDGET_EXCEEDED, StopReason.BUDGET, exc.sentence, exc.as_dict())
-    if isinstance(exc, GuardrailBlocked):
-        return Outcome(RunStatus.GUARDRAIL_BLOCKED, StopReason.GUARDRAIL, exc.sentence)
-    if isinstance(exc, UsageLimitExceeded):
-        steps = prepared.max_steps if prepared is not None else "its"
-        return Outcome(
-            RunStatus.FAILED,
-            StopReason.STEP_LIMIT,
-            f"The run stopped at its step limit of {steps} model requests (limits.max_steps) before answering.",
-        )
-    if isinstance(exc, (RunCancelled, asyncio.CancelledError)):
-        return Outcome(RunStatus.CANCELLED, StopReason.CANCELLED, "The run was cancelled.")
-    if isinstance(exc, ProviderTimeout):
-        return Outcome(
-            RunStatus.FAILED,
-            StopReason.PROVIDER_ERROR,
-            f"The model provider did not answer within {exc.seconds:g} seconds (the model profile's request timeout).",
-        )
-    if isinstance(exc, (ModelHTTPError, ModelAPIError)):
-        return Outcome(RunStatus.FAILED, StopReason.PROVIDER_ERROR, provider_error_sentence(exc))
-    if isinstance(exc, UnexpectedModelBehavior):
-        return Outcome(
-            RunStatus.FAILED,
-            StopReason.PROVIDER_ERROR,
-            "The model answered in a way the run could not use.",
-        )
-    return Outcome(RunStatus.FAILED, StopReason.INTERNAL_ERROR, INTERNAL_ERROR_SENTENCE)
+    """The run's own end, through the one mapping (apps/runs/outcomes.py)."""
+    return outcomes.outcome_of(exc, max_steps=prepared.max_steps if prepared is not None else "its")
 
 
 class RunClaimUnavailable(Exception):
@@ -980,11 +892,11 @@ async def execute_run_async(
     )
     if prepared is not None and prepared.delegation is not None:
         # Background delegations still running outlive the answer: settled and booked here.
-        await delegation.outlive(prepared.delegation, host=host, run_id=run_id, send=frames.send)
+        await outlive(prepared.delegation, host=host, run_id=run_id, send=frames.send)
     await asyncio.to_thread(frames.close)
     if prepared is not None:
         await prepared.model.aclose()
-        await delegation.aclose_models(prepared.resources.delegation, keep=prepared.model)
+        await aclose_models(prepared.resources.delegation, keep=prepared.model)
     if failure is not None and not isinstance(failure, Exception):
         raise failure  # KeyboardInterrupt / SystemExit / cancellation: booked above, then stop
     return finished.status
@@ -1023,10 +935,18 @@ def _book_end(
             if prepared is not None and prepared.delegation is not None:
                 # The delegations that finished in this segment get their rows, in the same
                 # transaction as the run's end (apps/runs/delegation.py).
-                recorded, waiting = delegation.book_delegations(
+                recorded, waiting = book_delegations(
                     run=finished, runtime=prepared.delegation, parking=finished.status in PARKED
                 )
                 parked_frames.extend(recorded)
+                runtime = prepared.delegation
+                if (
+                    runtime.outliving
+                    and runtime.background_started
+                    and finished.status == RunStatus.COMPLETED
+                ):
+                    # Not final yet: what it started in the background still books under it.
+                    open_accruing(finished, runtime)
                 if waiting:
                     state = Run.objects.get(pk=run_id).paused_state or {}
                     state["delegation_rows"] = [record.as_json() for record in waiting]
@@ -1038,7 +958,9 @@ def _book_end(
         with transaction.atomic():
             finished = services.run_finish(
                 outcome=Outcome(
-                    RunStatus.FAILED, StopReason.INTERNAL_ERROR, INTERNAL_ERROR_SENTENCE
+                    RunStatus.FAILED,
+                    StopReason.INTERNAL_ERROR,
+                    INTERNAL_ERROR_SENTENCE.format(subject="run"),
                 ),
                 **booking,
             )

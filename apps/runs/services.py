@@ -13,7 +13,6 @@ from decimal import Decimal
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.db.models import Sum
 from django.utils import timezone
 from psycopg.types.numeric import Int8
 from pydantic_ai.messages import ModelMessagesTypeAdapter
@@ -25,7 +24,7 @@ from apps.orgs.permissions import AGENTS_RUN, RUNS_VIEW, SETTINGS_MANAGE, has_or
 from apps.spend.models import Ledger
 from apps.spend.services import budget_counters_reconcile, month_of
 
-from . import claiming, delegation, finishing, hooks, queue, states
+from . import claiming, finishing, hooks, queue, states
 from .choices import (
     LIVE_STATUSES,
     PARKED_STATUSES,
@@ -36,6 +35,7 @@ from .choices import (
     StopReason,
     Surface,
 )
+from .delegation.booking import book_abandoned, delegated_totals, ledger_totals
 from .events import announce_run
 from .media import conversation_media_delete
 from .models import Conversation, Message, Run, RunStep
@@ -296,16 +296,7 @@ def _book_abandoned_delegations(run_id: int, paused_state, sentence: str) -> Non
         return
     run = Run.objects.get(pk=run_id)
     run.paused_state = paused_state
-    delegation.book_abandoned(run, sentence=sentence)
-
-
-def _assistant_turn_cost(run: Run, run_cost: Decimal) -> Decimal:
-    """This turn's share: what the run spent minus what its earlier assistant turns claim. (A
-    run's own end prices its turn by the same rule in SQL: apps/runs/finishing.py.)"""
-    claimed = Message.objects.filter(run=run, role=MessageRole.ASSISTANT).aggregate(
-        total=Sum("cost_usd")
-    )["total"]
-    return run_cost - (claimed or Decimal("0"))
+    book_abandoned(run, sentence=sentence)
 
 
 def run_finish(
@@ -447,6 +438,7 @@ def _end_orphan(
         "ended_at": now,
         "last_transition_at": now,
         "lease_expires_at": None,
+        "accruing": False,
     }
     if ledger is None:
         # A delegation that outlived its run's answer books into that run's ledger: its row
@@ -492,7 +484,7 @@ def _outlived_totals(run_id: int) -> dict:
         output_tokens=ledger.output_tokens,
         request_count=ledger.request_count,
     )
-    totals = delegation._delegated_totals(top, row["subagent_task_id"])
+    totals = delegated_totals(top, row["subagent_task_id"])
     if not totals["requests"]:
         return {}
     return {
@@ -545,10 +537,30 @@ def runs_sweep_lapsed_leases(*, now: dt.datetime | None = None) -> int:
         ):
             ended += 1
             organizations.add(organization_id)
+    # Answered runs still accruing (background delegations outlived their answer) whose worker
+    # stopped: after their delegations' rows above, each is final with its whole ledger.
+    accruing = Run.objects.filter(accruing=True, lease_expires_at__lt=now)
+    for run_id, organization_id in accruing.values_list("pk", "organization_id"):
+        if run_settle_accruing(run_id, now=now):
+            organizations.add(organization_id)
     _reconcile_counters(organizations, now)
     if ended:
         logger.warning("lease sweep failed %d run(s) whose worker stopped", ended)
     return ended
+
+
+def run_settle_accruing(run_id: int, *, now: dt.datetime) -> bool:
+    """A run that answered and was still accruing when its worker stopped: its row becomes final
+    with the totals its ledger holds — every request its delegates booked before the worker died
+    — marked a floor (the request in flight may have been billed and never booked). Its status
+    stays the answer's; only a lapsed lease is settled, so a live worker's run is left alone."""
+    fields = ledger_totals(run_id)
+    if fields:
+        fields["cost_is_partial"] = True
+    settled = Run.objects.filter(pk=run_id, accruing=True, lease_expires_at__lt=now).update(
+        accruing=False, lease_expires_at=None, **fields
+    )
+    return settled == 1
 
 
 # --- a parked run whose wait expired (the approvals sweeps tell runs through their hooks) ------

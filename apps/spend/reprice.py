@@ -3,9 +3,12 @@ their stored tokens once one is — a newer genai-prices snapshot, or an operato
 for a custom model from the date it applies.
 
 What moves, in one transaction per organization: each entry (its cost, ``priced``), its run's
-ledger, the run row and every delegated row it bills to (their ``cost_usd``; ``cost_is_partial``
-cleared where every entry of the row is now priced), the assistant turns whose share held the
-entry, and the budget counters of the entry's month (a counter is a cache of the ledger). One
+ledger and the budget counters of the entry's month (a counter is a cache of the ledger) — written
+here — and the run row, every delegated row it bills to (their ``cost_usd``; ``cost_is_partial``
+cleared where every entry of the row is now priced) and the assistant turns whose share held the
+entry: those rows belong to the runs app, which sits above spend, so repricing computes their
+deltas and hands them to the hook runs registers (``on_runs_repriced``), inside the same
+transaction; spend never writes a Run or a Message. One
 audit entry per organization and model names the model, the price source and the totals before
 and after.
 
@@ -24,7 +27,7 @@ from decimal import Decimal
 
 from django.apps import apps
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F
 from genai_prices import Usage, calc_price
 
 from apps.audit.services import record_audit
@@ -39,10 +42,38 @@ NOT_RETROACTIVE = (
     "unpriced stay as they ended. The month's counters now hold the repriced spend, so a cap "
     "binds on it from the next request."
 )
-# A row ended by the stale-run reaper or the lease sweep is a floor for another reason (a
-# request in flight when its worker died may have been billed and never booked): pricing its
-# entries does not make it exact.
-_FLOOR_FOR_ANOTHER_REASON = ("reaped", "worker_lost")
+
+
+@dataclass(frozen=True)
+class RowDelta:
+    """What repricing adds to one run row: the run's own (``task_id`` "") or one delegated row
+    of its tree (the delegation's task id), and whether an entry of it is still unpriced."""
+
+    root_run_id: int
+    task_id: str
+    delta_usd: Decimal
+    still_unpriced: bool
+
+
+@dataclass(frozen=True)
+class EntryDelta:
+    """One repriced entry of a run's ledger, for the assistant turn whose share held it."""
+
+    run_id: int
+    ledger_id: int
+    created_at: dt.datetime
+    cost_usd: Decimal
+
+
+# The runs app applies the row and turn deltas (apps.runs.services.runs_apply_repricing),
+# registered from its AppConfig.ready(): hook(rows=[RowDelta], entries=[EntryDelta]) -> (rows
+# updated, turns updated), called inside repricing's transaction.
+_RUNS_REPRICED_HOOKS: list = []
+
+
+def on_runs_repriced(hook) -> None:
+    if hook not in _RUNS_REPRICED_HOOKS:
+        _RUNS_REPRICED_HOOKS.append(hook)
 
 
 @dataclass
@@ -202,9 +233,8 @@ def _organization_month_totals(organization_id: int, priced) -> Decimal:
 
 
 def _apply(priced: list[tuple[LedgerEntry, Decimal, str]]) -> tuple[int, int]:
-    """Write one organization's repricing; returns (rows updated, turns updated)."""
-    Run = apps.get_model("runs", "Run")
-    Message = apps.get_model("runs", "Message")
+    """Write one organization's repricing of the ledger and its counters, and hand the runs app
+    the deltas of its rows; returns (rows updated, turns updated)."""
     ledger_delta: dict[int, Decimal] = defaultdict(lambda: ZERO)
     # (ledger id, billed delegation task id) → delta: the delegated row an entry bills to.
     delegated_delta: dict[tuple[int, str], Decimal] = defaultdict(lambda: ZERO)
@@ -223,36 +253,23 @@ def _apply(priced: list[tuple[LedgerEntry, Decimal, str]]) -> tuple[int, int]:
             counter_delta[
                 (entry.organization_id, ledgers[entry.ledger_id].agent_id, entry.month)
             ] += cost
-    rows = 0
+    rows: list[RowDelta] = []
     for ledger_id, delta in ledger_delta.items():
         still_unpriced = LedgerEntry.objects.filter(ledger_id=ledger_id, priced=False).exists()
         Ledger.objects.filter(pk=ledger_id).update(
             cost_usd=F("cost_usd") + delta, cost_is_partial=still_unpriced
         )
-        run_id = ledgers[ledger_id].run_id
-        stop_reason = Run.objects.filter(pk=run_id).values_list("stop_reason", flat=True).first()
-        if stop_reason is None and not Run.objects.filter(pk=run_id).exists():
-            continue
-        Run.objects.filter(pk=run_id).update(
-            cost_usd=F("cost_usd") + delta,
-            cost_is_partial=still_unpriced or stop_reason in _FLOOR_FOR_ANOTHER_REASON,
-        )
-        rows += 1
+        rows.append(RowDelta(ledgers[ledger_id].run_id, "", delta, still_unpriced))
     for (ledger_id, task_id), delta in delegated_delta.items():
         still_unpriced = LedgerEntry.objects.filter(
             ledger_id=ledger_id, billed_delegation=task_id, priced=False
         ).exists()
-        root_id = ledgers[ledger_id].run_id
-        rows += (
-            Run.objects.filter(
-                organization_id=ledgers[ledger_id].organization_id,
-                subagent_task_id=task_id,
-                parent_run__isnull=False,
-            )
-            .filter(_in_tree(root_id))
-            .update(cost_usd=F("cost_usd") + delta, cost_is_partial=still_unpriced)
-        )
-    turns = _reprice_turns(Message, priced, ledgers)
+        rows.append(RowDelta(ledgers[ledger_id].run_id, task_id, delta, still_unpriced))
+    entries = [
+        EntryDelta(ledgers[entry.ledger_id].run_id, entry.ledger_id, entry.created_at, cost)
+        for entry, cost, _ in priced
+        if entry.ledger_id is not None
+    ]
     for (organization_id, agent_id, month), delta in counter_delta.items():
         counters = BudgetCounter.objects.filter(organization_id=organization_id, month=month)
         if agent_id is None:
@@ -260,49 +277,9 @@ def _apply(priced: list[tuple[LedgerEntry, Decimal, str]]) -> tuple[int, int]:
         else:
             counters = counters.filter(scope=BudgetScope.AGENT, agent_id=agent_id)
         counters.update(committed_usd=F("committed_usd") + delta)
-    return rows, turns
-
-
-def _in_tree(root_id: int) -> Q:
-    # A delegated row's parent is its nearest published ancestor's row; delegation nests at most
-    # three levels (the subagents capability's max_depth ≤ 3).
-    return (
-        Q(parent_run_id=root_id)
-        | Q(parent_run__parent_run_id=root_id)
-        | Q(parent_run__parent_run__parent_run_id=root_id)
-    )
-
-
-def _reprice_turns(Message, priced, ledgers) -> int:
-    """Each assistant turn holds its run's spend since the turn before: an entry belongs to the
-    first turn of its run written at or after it. Its share grows by the entry's new price, and
-    its floor mark is cleared when no unpriced entry of its span remains."""
-    by_run: dict[int, list[tuple[LedgerEntry, Decimal]]] = defaultdict(list)
-    for entry, cost, _ in priced:
-        if entry.ledger_id is not None:
-            by_run[ledgers[entry.ledger_id].run_id].append((entry, cost))
-    updated = 0
-    for run_id, items in by_run.items():
-        turns = list(
-            Message.objects.filter(run_id=run_id, role="assistant").order_by("created_at", "pk")
-        )
-        if not turns:
-            continue
-        deltas: dict[int, Decimal] = defaultdict(lambda: ZERO)
-        for entry, cost in items:
-            turn = next((t for t in turns if t.created_at >= entry.created_at), turns[-1])
-            deltas[turn.pk] += cost
-        ledger_id = ledgers[items[0][0].ledger_id].pk
-        previous_end = None
-        for turn in turns:
-            span = LedgerEntry.objects.filter(ledger_id=ledger_id, priced=False)
-            span = span.filter(created_at__lte=turn.created_at)
-            if previous_end is not None:
-                span = span.filter(created_at__gt=previous_end)
-            if turn.pk in deltas and turn.cost_usd is not None:  # NULL: never recorded
-                Message.objects.filter(pk=turn.pk).update(
-                    cost_usd=F("cost_usd") + deltas[turn.pk], cost_is_partial=span.exists()
-                )
-                updated += 1
-            previous_end = turn.created_at
-    return updated
+    updated_rows = updated_turns = 0
+    for hook in _RUNS_REPRICED_HOOKS:
+        done_rows, done_turns = hook(rows=rows, entries=entries)
+        updated_rows += done_rows
+        updated_turns += done_turns
+    return updated_rows, updated_turns

@@ -154,7 +154,7 @@ def test_the_next_turn_and_the_chat_see_a_result_that_settled_after_the_answer(
 def test_a_delegates_own_http_client_is_closed_once_its_background_delegation_settled(
     org, member, allow_local_model_requests, monkeypatch
 ):
-    from apps.runs import delegation
+    from apps.runs.delegation import scope as delegation
     from apps.runs.modelbuilder import build_model
 
     handles = []
@@ -183,7 +183,9 @@ def test_a_delegate_cancelled_before_it_started_is_a_zero_length_span_at_its_end
     from pydantic_ai.models.test import TestModel
     from pydantic_ai.usage import RunUsage
 
-    from apps.runs import delegation
+    from apps.runs.delegation.booking import book_delegations
+    from apps.runs.delegation.lifetime import stop_background
+    from apps.runs.delegation.tools import DelegationTools
     from apps.runs.runner import prepare
 
     helper = published_agent(org, name="Helper")
@@ -192,18 +194,18 @@ def test_a_delegate_cancelled_before_it_started_is_a_zero_length_span_at_its_end
     assert services.run_claim_running(run.pk)
     prepared = prepare(Run.objects.get(pk=run.pk))
     runtime = prepared.delegation
-    tools = delegation.DelegationTools(prepared.resources.delegation)
+    tools = DelegationTools(prepared.resources.delegation)
     ctx = RunContext(deps=None, model=TestModel(), usage=RunUsage(), run_id="parent-run")
 
     async def start_then_stop():
         started = await tools.task(ctx, "/steps 3", "helper")
         # The run stops before the loop ever ran the delegation's first step.
-        await delegation.stop_background(runtime)
+        await stop_background(runtime)
         return started
 
     started = async_to_sync(start_then_stop)()
     assert "Task ID:" in started
-    delegation.book_delegations(run=Run.objects.get(pk=run.pk), runtime=runtime, parking=False)
+    book_delegations(run=Run.objects.get(pk=run.pk), runtime=runtime, parking=False)
 
     child = Run.objects.get(parent_run=run)
     assert (child.status, child.stop_reason) == ("cancelled", "cancelled")

@@ -258,3 +258,203 @@ def _crossing_floor(organization, since) -> set[int]:
         if root.started_at < since:
             roots.add(root.pk)
     return roots
+
+
+# --- what settles after an answer, what parks, what a dead worker leaves (issue 31) ------------
+
+
+def _every_page(api, path: str, params: dict) -> list[dict]:
+    rows, offset = [], 0
+    while True:
+        page = api.get(path, {**params, "limit": 100, "offset": offset}).json()
+        batch = page["results"] if isinstance(page, dict) else page
+        rows.extend(batch)
+        if not isinstance(page, dict) or not page.get("next"):
+            return rows
+        offset += len(batch)
+
+
+def _wait_for(predicate, *, what: str, timeout: float = 60.0):
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"{what} after {timeout}s")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_late_delegations_parks_and_a_dead_worker_reconcile_to_the_cent(
+    org, owner, member, client_for, allow_local_model_requests
+):
+    from apps.approvals.models import ToolApproval
+    from apps.approvals.services import approval_decide
+    from apps.runs.resume import run_resume
+    from apps.runs.services import run_create, runs_sweep_lapsed_leases
+    from apps.spend.models import Ledger
+    from tests.runs.delegating import ADD, delegating, gated_helper, run_of, task_call
+    from tests.runs.test_delegation_outlives import slow_helper
+    from tests.runs.worker import serving_worker
+
+    api = client_for(owner, org)
+    with FakeOpenAI(latency=0.2) as server:
+        scout = slow_helper(org, server, name="Scout")
+        critic = slow_helper(org, server, name="Critic")
+        parent = delegating(org, scout, critic, config={"mode": "async"})
+        # Two background delegations started in one model message, settling after the answer.
+        two = "\n".join(
+            [task_call("/tools 2 read_plan", "scout"), task_call("/tools 2 read_plan", "critic")]
+        )
+        late = run_of(member, org, parent, two, surface="chat")
+        assert late.status == "completed", late.error
+        children = list(Run.objects.filter(parent_run=late))
+        assert len(children) == 2 and all(c.ended_at > late.ended_at for c in children)
+
+        # A park inside a delegation, approved and continued; and a run still parked, whose row
+        # shows what its ledger already holds.
+        mailer = gated_helper(org)
+        boss = delegating(org, mailer, name="Boss", config={"mode": "sync"})
+        resumed = run_of(member, org, boss, task_call(ADD, "mailer"))
+        assert resumed.status == "awaiting_approval", resumed.error
+        approval_decide(
+            actor=owner, approval=ToolApproval.objects.get(run=resumed), decision="approve"
+        )
+        run_resume(run_id=resumed.pk)
+        resumed.refresh_from_db()
+        assert resumed.status == "completed", resumed.error
+        waiting = run_of(member, org, mailer, ADD)
+        assert waiting.status == "awaiting_approval"
+        shown = api.get(f"/api/v1/runs/{waiting.pk}/").json()
+        ledger = Ledger.objects.get(run=waiting)
+        assert shown["request_count"] == ledger.request_count >= 1
+        assert D(shown["cost_usd"]) == ledger.cost_usd > 0
+
+        # A worker that dies while the background delegation of an answered run still runs.
+        with serving_worker(runs_per_worker=5, env={"RUN_LEASE_SECONDS": "3"}) as worker:
+            dead = run_create(
+                actor=member,
+                organization=org,
+                agent=parent,
+                input=task_call("/tools 40 read_plan", "scout"),
+            )
+            running = _wait_for(
+                lambda: Run.objects.filter(parent_run=dead, status="running").first(),
+                what=f"no running delegation: {worker.log[-3000:]}",
+            )
+            _wait_for(
+                lambda: (
+                    LedgerEntry.objects.filter(
+                        ledger__run=dead, billed_delegation=running.subagent_task_id
+                    ).count()
+                    >= 2
+                ),
+                what="the delegation made no requests",
+            )
+            # Answered, not final: the row says so, and shows what its ledger already holds.
+            dead.refresh_from_db()
+            assert (dead.status, dead.accruing) == ("completed", True)
+            _wait_for(
+                lambda: Ledger.objects.get(run=dead).request_count > dead.request_count,
+                what="the delegation booked nothing after the answer",
+            )
+            before = Ledger.objects.get(run=dead).request_count
+            shown = api.get(f"/api/v1/runs/{dead.pk}/").json()
+            after = Ledger.objects.get(run=dead).request_count
+            assert shown["accruing"] is True
+            assert before <= shown["request_count"] <= after
+            worker.kill()
+    # The lease lapses: the sweep looks from past its end rather than waiting for it.
+    assert runs_sweep_lapsed_leases(now=timezone.now() + dt.timedelta(seconds=10)) == 1
+    dead.refresh_from_db()
+    child = Run.objects.get(parent_run=dead)
+    assert (child.status, child.stop_reason) == ("failed", "worker_lost")
+    assert dead.accruing is False and child.accruing is False
+    assert api.get(f"/api/v1/runs/{dead.pk}/").json()["accruing"] is False
+
+    # Every row is its ledger: the top-level rows their whole tree, a delegated row its own.
+    for run in Run.objects.filter(organization=org, parent_run__isnull=True).exclude(
+        status="awaiting_approval"
+    ):
+        ledger = Ledger.objects.get(run=run)
+        assert (run.cost_usd, run.request_count) == (ledger.cost_usd, ledger.request_count), run
+        entries = LedgerEntry.objects.filter(ledger=ledger)
+        assert ledger.cost_usd == sum((e.cost_usd for e in entries), D("0"))
+        billed = set(
+            entries.exclude(billed_delegation="").values_list("billed_delegation", flat=True)
+        )
+        rows = {
+            r.subagent_task_id: r
+            for r in Run.objects.filter(pk__in=_tree_of(run)).exclude(pk=run.pk)
+        }
+        assert billed == set(rows), run
+        for task_id, row in rows.items():
+            own = entries.filter(billed_delegation=task_id)
+            assert row.cost_usd == sum((e.cost_usd for e in own), D("0")), row
+            assert row.request_count == own.filter(kind="model_request").count(), row
+
+    # Every surface, for the month to now, equal to the cent.
+    now = timezone.now()
+    since = dt.datetime.combine(month_of(now), dt.time.min, tzinfo=dt.UTC)
+    until = now + dt.timedelta(minutes=1)
+    window = {"from": since.isoformat(), "to": until.isoformat()}
+    ledger = ledger_of_window(org, since, until)
+    model = ledger["model_usd"]
+    assert model > 0
+    spend = api.get("/api/v1/spend/", window).json()
+    usage = api.get("/api/v1/stats/usage/", window).json()
+    assert _cents(spend["total"]["model_usd"]) == model
+    assert _cents(spend["total"]["cost_usd"]) == model  # no ingestion here
+    assert sum(_cents(r["cost_usd"]) for r in spend["by_agent"]) == model
+    assert sum(_cents(r["cost_usd"]) for r in spend["by_user"]) == model
+    assert _cents(usage["cost"]["cost_usd"]) == model
+    assert sum(_cents(r["cost_usd"]) for r in _csv(api.get("/api/v1/spend/export/", window))) == (
+        model
+    )
+    run_window = {"started_from": since.isoformat(), "started_to": until.isoformat()}
+    exported = _csv(api.get("/api/v1/runs/export/", run_window))
+    assert sum(_cents(r["cost_usd"]) for r in exported) == model
+    listed = _every_page(api, "/api/v1/runs/", run_window)
+    assert sum(_cents(r["cost_usd"]) for r in listed) == model
+    assert {r["id"] for r in listed} == {int(r["id"]) for r in exported}
+    top = Run.objects.filter(organization=org, parent_run__isnull=True)
+    assert sum((r.cost_usd for r in top), D("0")) == model
+    # The approvals export: every gated call of the month, each on a run the bill holds.
+    approvals = _csv(
+        api.get(
+            "/api/v1/approvals/export/",
+            {
+                "created_from": since.isoformat(),
+                "created_to": until.isoformat(),
+                # Every decision, not only the queue (pending is the default).
+                "status": ["pending", "approved", "rejected", "expired"],
+            },
+        )
+    )
+    assert len(approvals) == ToolApproval.objects.filter(organization=org).count() == 2
+    on_the_bill = {int(r["id"]) for r in exported} | set(
+        Run.objects.filter(organization=org, parent_run__isnull=False).values_list("pk", flat=True)
+    )
+    assert {int(a["run_id"]) for a in approvals} <= on_the_bill
+    # The organization's month and each agent's: the ledger's entries of the month.
+    entries = LedgerEntry.objects.filter(organization=org, month=month_of(now))
+    month_total = sum((e.cost_usd for e in entries), D("0"))
+    assert month_total == model
+    assert _cents(api.get(f"/api/v1/orgs/{org.pk}/").json()["month_to_date_usd"]) == month_total
+    page = api.get("/api/v1/spend/", {"days": "30"}).json()
+    assert _cents(page["organization"]["month_to_date_usd"]) == month_total
+    for agent_row in page["by_agent"]:
+        # An agent's month is what its cap is checked against: everything booked under the runs
+        # it started, its delegates' requests included.
+        own = entries.filter(ledger__agent_id=agent_row["agent_id"])
+        assert _cents(agent_row["month_to_date_usd"]) == sum((e.cost_usd for e in own), D("0"))
+
+
+def _tree_of(run: Run) -> list[int]:
+    ids, frontier = [run.pk], [run.pk]
+    while frontier:
+        frontier = list(Run.objects.filter(parent_run_id__in=frontier).values_list("pk", flat=True))
+        ids.extend(frontier)
+    return ids

@@ -5,6 +5,7 @@ from apps.approvals.choices import ApprovalMode
 from apps.runs.choices import StopReason
 from apps.runs.models import Run
 from apps.runs.selectors import run_is_down_rated
+from apps.runs.totals import in_flight_totals
 
 
 class RunCreateSerializer(StrictJSONMixin, serializers.Serializer):
@@ -30,6 +31,21 @@ class RunSerializer(serializers.ModelSerializer):
     # Someone thumbed down a turn this run produced (apps.ratings).
     down_rated = serializers.SerializerMethodField()
     subagent_task_id = serializers.SerializerMethodField()
+
+    def to_representation(self, run):
+        data = super().to_representation(run)
+        # A row that is not final (in flight, parked, or still accruing after its answer) shows
+        # what its ledger already holds, request by request, never the 0 it was created with.
+        live = in_flight_totals(run)
+        if live:
+            data.update(
+                input_tokens=live["input_tokens"],
+                output_tokens=live["output_tokens"],
+                request_count=live["request_count"],
+                cost_usd=self.fields["cost_usd"].to_representation(live["cost_usd"]),
+                cost_is_partial=live["cost_is_partial"],
+            )
+        return data
 
     def get_duration_ms(self, run) -> int | None:
         if run.started_at is None or run.ended_at is None:
@@ -71,6 +87,9 @@ class RunSerializer(serializers.ModelSerializer):
             "request_count",
             "cost_usd",
             "cost_is_partial",
+            # True while an answered run's background delegations still book under it: its
+            # totals and its delegated rows are not final yet (docs/delegation.md).
+            "accruing",
             "created_at",
             "started_at",
             "ended_at",
