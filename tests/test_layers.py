@@ -29,7 +29,6 @@ HIDDEN_ARROWS_TODAY = {
     ("apps/spend/rollup.py", "runs"): "the per-day rollup reads runs_run",
     ("apps/spend/rollup.py", "ratings"): "the usage card's thumbs per day read message_ratings",
     # Repricing writes Run and Message rows; the runs engineer moves the write into runs.
-    ("apps/spend/reprice.py", "runs"): "repricing applies deltas to runs",
 }
 
 
