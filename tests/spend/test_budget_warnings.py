@@ -26,8 +26,7 @@ from apps.spend.services import (
     crossed_warnings,
     month_of,
 )
-from tests.runs.conftest import celery_worker  # noqa: F401  (a fixture)
-from tests.runs.delegating import run_of
+from tests.runs.conftest import celery_worker, wait_for  # noqa: F401  (a fixture)
 from tests.runs.factories import book_spend, published_agent, queued_run
 
 D = Decimal
@@ -224,7 +223,10 @@ def test_a_run_that_carries_its_cap_past_a_threshold_enqueues_the_warning(
     )
     book_spend(earlier, D("0.4999"))
     mail.outbox.clear()
-    run = run_of(member, org, agent, "hello there, a short question")
+    # The live worker runs it (run_of would execute it here too, and the two race to claim it).
+    run = wait_for(
+        run_create(actor=member, organization=org, agent=agent, input="a short question").pk
+    )
     assert run.status == "completed" and run.cost_usd > D("0.0001")
 
     deadline = time.monotonic() + 20
@@ -239,7 +241,7 @@ def test_a_run_that_carries_its_cap_past_a_threshold_enqueues_the_warning(
     ]
     # A second run over the same threshold warns nobody again: its booking puts no warning on the
     # broker (a warning is only ever sent by that task, published when the booking commits, before
-    # the run returns) — the event itself, where a pause would only hope the worker was done.
+    # the run ends) — the event itself, where a pause would only hope the worker was done.
     published: list[str] = []
 
     def record(sender=None, **kwargs):
@@ -247,7 +249,8 @@ def test_a_run_that_carries_its_cap_past_a_threshold_enqueues_the_warning(
 
     before_task_publish.connect(record, weak=False)
     try:
-        run_of(member, org, agent, "hello again")
+        second = run_create(actor=member, organization=org, agent=agent, input="hello again")
+        assert wait_for(second.pk).status == "completed"
     finally:
         before_task_publish.disconnect(record)
     assert BUDGET_WARNING_TASK not in published
