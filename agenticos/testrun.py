@@ -16,18 +16,26 @@ gives each worker its own test database and Redis database.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import logging
 import os
+import subprocess
 import sys
+import time
 from pathlib import Path
 
-from agenticos.settings.env import env_int, env_path
+from agenticos.settings.env import env_bool, env_int, env_path
 
 from .embedded import ensure_services, server_identity
 
 NO_TESTS_COLLECTED = 5
 SUITE_SERVICES_VARIABLE = "AGENTICOS_SUITE_SERVICES"
+# The migrated database every test database is copied from (agenticos/settings/test.py).
+TEMPLATE_VARIABLE = "AGENTICOS_TEST_TEMPLATE"
+TEMPLATE_PREFIX = "agenticos_test_template_"
+TEST_ONLY_DURABILITY_SETTINGS = ("fsync", "synchronous_commit", "full_page_writes")
 
 
 def run_tests(pytest_args: list[str]) -> int:
@@ -38,7 +46,10 @@ def run_tests(pytest_args: list[str]) -> int:
     services = ensure_services(data_dir, os.environ)
     try:
         if embedded_postgres:
-            _tune_for_tests(services.database_url)
+            _tune_for_tests(
+                services.database_url, durable=env_bool("AGENTICOS_TEST_DURABLE_DATABASE", False)
+            )
+        os.environ[TEMPLATE_VARIABLE] = migrated_template(services.database_url, base_dir)
         os.environ[SUITE_SERVICES_VARIABLE] = json.dumps(
             server_identity(services.database_url, services.redis_url)
         )
@@ -60,17 +71,91 @@ def run_tests(pytest_args: list[str]) -> int:
     return int(code)
 
 
-def _tune_for_tests(database_url: str) -> None:
-    """The embedded test cluster is thrown away with its data: a crash may lose it, so nothing is
-    flushed to disk at commit. Each of these saves a disk flush per commit, and the suite commits
+def _tune_for_tests(database_url: str, *, durable: bool) -> None:
+    """The embedded test cluster's data is thrown away: a crash may lose it, so nothing is flushed
+    to disk at commit. Each of these saves a disk flush per commit, and the suite commits
     constantly (every transactional test resets the database). Settings of this cluster only
-    (its postgresql.auto.conf under <data dir>/test/pg), never of a server DATABASE_URL names."""
+    (its postgresql.auto.conf under <data dir>/test/pg), never of a server DATABASE_URL names.
+
+    `durable` (AGENTICOS_TEST_DURABLE_DATABASE=1, which `make bench` sets) puts PostgreSQL's
+    defaults back: the benchmarks' latencies are to be those of a server that flushes."""
     import psycopg
 
     with psycopg.connect(database_url, autocommit=True) as conn:
-        for name in ("fsync", "synchronous_commit", "full_page_writes"):
-            conn.execute(f"ALTER SYSTEM SET {name} = off")
+        for name in TEST_ONLY_DURABILITY_SETTINGS:
+            conn.execute(
+                f"ALTER SYSTEM RESET {name}" if durable else f"ALTER SYSTEM SET {name} = off"
+            )
         conn.execute("SELECT pg_reload_conf()")
+
+
+def migrations_digest(base_dir: Path) -> str:
+    """What a migrated database depends on: our migrations and the pinned packages (whose own
+    migrations come with them)."""
+    digest = hashlib.sha256()
+    paths = sorted(base_dir.glob("apps/*/migrations/*.py")) + sorted(
+        (base_dir / "requirements").glob("*.txt")
+    )
+    for path in paths:
+        digest.update(str(path.relative_to(base_dir)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def migrated_template(database_url: str, base_dir: Path) -> str:
+    """A database with every migration applied, built once per set of migrations and kept on the
+    server: each xdist worker's test database is a copy of it (CREATE DATABASE ... TEMPLATE, a
+    file copy taking a second) instead of running 60-odd migrations itself (a minute and more on a
+    loaded machine, per worker and per run). Built under a temporary name and renamed when
+    complete, so an interrupted build is never used; templates of older migrations are dropped."""
+    import psycopg
+    from psycopg import sql
+
+    from agenticos.settings.env import database_url_of, parse_database_url
+
+    name = f"{TEMPLATE_PREFIX}{migrations_digest(base_dir)}"
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        existing = [
+            row[0]
+            for row in conn.execute(
+                "SELECT datname FROM pg_database WHERE datname LIKE %s", [TEMPLATE_PREFIX + "%"]
+            )
+        ]
+        if name in existing:
+            return name
+        for stale in existing:
+            # Another suite on this server may be copying it right now: then it stays for now.
+            with contextlib.suppress(psycopg.errors.ObjectInUse):
+                conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(stale)))
+        building = f"{name}_building_{os.getpid()}"
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(building)))
+    target = parse_database_url(database_url)
+    target["NAME"] = building
+    subprocess.run(
+        [sys.executable, str(base_dir / "manage.py"), "migrate", "--noinput", "-v", "0"],
+        env={
+            **os.environ,
+            "DATABASE_URL": database_url_of(target),
+            "DJANGO_SETTINGS_MODULE": "agenticos.settings.test",
+        },
+        check=True,
+    )
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        renamed = sql.SQL("ALTER DATABASE {} RENAME TO {}").format(
+            sql.Identifier(building), sql.Identifier(name)
+        )
+        for _ in range(100):  # the migrate process's sessions may take a moment to go
+            try:
+                conn.execute(renamed)
+                break
+            except psycopg.errors.DuplicateDatabase:
+                # A suite started beside this one built the same template first.
+                conn.execute(sql.SQL("DROP DATABASE {}").format(sql.Identifier(building)))
+                break
+            except psycopg.errors.ObjectInUse:
+                time.sleep(0.05)
+        else:
+            raise RuntimeError(f"the template {building} stayed in use after its migrations")
+    return name
 
 
 def test_workers() -> int:

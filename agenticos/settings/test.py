@@ -29,6 +29,11 @@ EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 # One test database per pytest process: two suites on one server (a developer's and CI's, or two
 # engineers') must not drop each other's database mid-run.
 DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{_SUITE_PID}"}
+# Copied from the migrated template `agenticos test` keeps (agenticos/testrun.py), not migrated
+# once more in every worker. Unset (pytest started some other way), Django migrates as usual.
+_TEMPLATE = env_str("AGENTICOS_TEST_TEMPLATE", "")
+if _TEMPLATE:
+    DATABASES["default"]["TEST"]["TEMPLATE"] = _TEMPLATE
 if _SERVED_SUITE:
     # pytest-django appends the xdist worker id to the test database's name; a process serving
     # that worker must open the same database.
