@@ -25,6 +25,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
 from agenticos.settings.env import env_bool, env_int, env_path
 
@@ -43,7 +44,10 @@ def run_tests(pytest_args: list[str]) -> int:
     data_dir = env_path("AGENTICOS_DATA_DIR", base_dir / ".agenticos") / "test"
     data_dir.mkdir(parents=True, exist_ok=True)
     embedded_postgres = not os.environ.get("DATABASE_URL")
-    services = ensure_services(data_dir, os.environ)
+    # The URLs go into the real environment, which pytest's workers and their children inherit
+    # (ensure_services is annotated for a plain dict).
+    services = ensure_services(data_dir, cast(dict, os.environ))
+    assert services.database_url and services.redis_url
     try:
         if embedded_postgres:
             _tune_for_tests(
