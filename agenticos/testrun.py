@@ -127,6 +127,8 @@ def migrated_template(database_url: str, base_dir: Path) -> str:
         if name in existing:
             return name
         for stale in existing:
+            if not _is_stale_template(stale):
+                continue
             # Another suite on this server may be copying it right now: then it stays for now.
             with contextlib.suppress(psycopg.errors.ObjectInUse):
                 conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(stale)))
@@ -160,6 +162,21 @@ def migrated_template(database_url: str, base_dir: Path) -> str:
         else:
             raise RuntimeError(f"the template {building} stayed in use after its migrations")
     return name
+
+
+def _is_stale_template(database: str) -> bool:
+    """A template of other migrations, or a build whose process is gone. A build in progress (a
+    suite started beside this one, its process alive) is never touched."""
+    _, building, pid = database.partition("_building_")
+    if not building:
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except (ValueError, PermissionError):
+        return False
+    return False
 
 
 def test_workers() -> int:

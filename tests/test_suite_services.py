@@ -25,6 +25,7 @@ from agenticos.testrun import (
     SUITE_SERVICES_VARIABLE,
     TEST_ONLY_DURABILITY_SETTINGS,
     _in_parallel,
+    _is_stale_template,
 )
 
 
@@ -116,3 +117,10 @@ def test_the_runner_adds_workers_unless_the_caller_chose(monkeypatch, arguments,
 def test_no_workers_asked_runs_in_one_process(monkeypatch):
     monkeypatch.setenv("AGENTICOS_TEST_WORKERS", "0")
     assert _in_parallel(["tests"]) == ["tests"]
+
+
+def test_a_template_build_in_progress_is_never_taken_for_stale():
+    prefix = "agenticos_test_template_0123456789abcdef"
+    assert _is_stale_template(prefix)  # a complete template of other migrations
+    assert not _is_stale_template(f"{prefix}_building_{os.getpid()}")  # a live build
+    assert _is_stale_template(f"{prefix}_building_{2**22 + 1}")  # above pid_max: long gone
