@@ -33,19 +33,22 @@ browser:
 	  && apt-get install -y -qq chromium >/dev/null) \
 	  || { echo "make test needs /usr/bin/chromium: apt-get install -y chromium"; exit 1; }
 
+# In parallel: one xdist worker per core, up to four (AGENTICOS_TEST_WORKERS overrides; 0 runs
+# in one process). docs/testing.md says how the workers share PostgreSQL and Redis.
 test: install-dev browser
 	$(BIN)/agenticos test
 
 # The latency benchmarks first: the audit benchmark writes a million rows, and PostgreSQL's
-# background work after it (autovacuum, checkpoints) would land on whatever runs next.
+# background work after it (autovacuum, checkpoints) would land on whatever runs next. Serially,
+# against a test PostgreSQL that flushes at commit as a real one does (agenticos/testrun.py).
 bench: install-dev
-	$(BIN)/agenticos test -m bench -s bench/bench_runner.py bench/bench_frames.py bench/bench_worker_runtime.py bench/bench_conversation_search.py bench/bench_knowledge.py bench/bench_spend.py bench/bench_audit.py
+	AGENTICOS_TEST_DURABLE_DATABASE=1 $(BIN)/agenticos test -n 0 -m bench -s bench/bench_runner.py bench/bench_frames.py bench/bench_worker_runtime.py bench/bench_conversation_search.py bench/bench_knowledge.py bench/bench_spend.py bench/bench_audit.py
 
 # schemathesis over the API's OpenAPI schema, as an owner and as a member, against a server the
 # suite starts (tests/fuzz). FUZZ_MAX_EXAMPLES bounds the cases per operation (default 10);
 # the reports land in .agenticos/fuzz/.
 fuzz: install-dev
-	$(BIN)/agenticos test -m fuzz tests/fuzz -p no:warnings
+	$(BIN)/agenticos test -n 0 -m fuzz tests/fuzz -p no:warnings
 
 lint: install-dev
 	$(BIN)/ruff check agenticos apps tests bench

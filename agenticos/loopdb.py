@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from django.db import DEFAULT_DB_ALIAS, connections
+from psycopg import abc as psycopg_abc
 from psycopg import errors, pq
 from psycopg.adapt import PyFormat, Transformer
 
@@ -143,11 +144,11 @@ class LoopConnection:
         return transformer.load_rows(0, result.ntuples, tuple)
 
     async def _execute_prepared(
-        self, statement: Statement, transformer: Transformer, dumped
+        self, statement: Statement, transformer: psycopg_abc.Transformer, dumped
     ) -> Any:
         pgconn = self._connection.pgconn
         prepared = _prepared.setdefault(self._connection, {})
-        key = (statement.name, tuple(transformer.types))
+        key = (statement.name, tuple(transformer.types or ()))
         name = prepared.get(key)
         if name is None:
             name = f"agenticos_{statement.name}_{next(_names)}".encode()

@@ -191,3 +191,17 @@ def as_if_built():
     for capability_id, previous in replaced.items():
         if previous is None:
             unregister_toolset(capability_id)
+
+
+SMALL_EXPORT_ROW_LIMIT = 10
+
+
+@pytest.fixture
+def small_export_row_limit(monkeypatch):
+    """Every export's row limit lowered to ten for one test: "more than the limit is refused with
+    the count" is the same rule at 11 rows as at 10,001, without writing ten thousand rows first.
+    (tests/audit/test_exports.py checks the real limit is 10,000.)"""
+    from apps.audit import exports
+
+    monkeypatch.setattr(exports, "EXPORT_ROW_LIMIT", SMALL_EXPORT_ROW_LIMIT)
+    return SMALL_EXPORT_ROW_LIMIT

@@ -13,13 +13,20 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
 import redis
 from django.conf import settings
 from django.db import connection
 
-from agenticos.testrun import SUITE_SERVICES_VARIABLE
+from agenticos.testrun import (
+    SUITE_SERVICES_VARIABLE,
+    TEST_ONLY_DURABILITY_SETTINGS,
+    _in_parallel,
+    _is_stale_template,
+)
 
 
 @pytest.fixture
@@ -62,3 +69,58 @@ def test_reading_the_environment_readers_does_not_evaluate_settings():
         [sys.executable, "-c", probe], env=environment, capture_output=True, text=True, check=True
     ).stdout.strip()
     assert loaded == "['agenticos.settings', 'agenticos.settings.env']"
+
+
+@pytest.mark.django_db
+def test_the_embedded_test_database_does_not_flush_at_commit():
+    embedded_pg = str(Path(os.environ["AGENTICOS_DATA_DIR"]) / "pg")
+    if embedded_pg not in unquote(os.environ["DATABASE_URL"]):
+        pytest.skip("DATABASE_URL names a server of its own: the runner leaves it as it is")
+    with connection.cursor() as cursor:
+        settings_of_server = {}
+        for name in TEST_ONLY_DURABILITY_SETTINGS:
+            cursor.execute(f"SHOW {name}")
+            settings_of_server[name] = cursor.fetchone()[0]
+    assert settings_of_server == dict.fromkeys(TEST_ONLY_DURABILITY_SETTINGS, "off")
+
+
+def test_each_xdist_worker_has_a_redis_database_and_channel_prefix_of_its_own():
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    database = urlsplit(settings.REDIS_URL).path.lstrip("/")
+    if worker:
+        assert database == str(int(worker.removeprefix("gw")) + 1)
+        assert settings.CELERY_BROKER_URL == settings.CACHES["default"]["LOCATION"]
+        assert settings.CELERY_BROKER_URL == settings.REDIS_URL
+    else:
+        assert database in {"", "0"}
+    layer = settings.CHANNEL_LAYERS["default"]["CONFIG"]
+    assert layer["hosts"] == [settings.REDIS_URL] and str(os.getpid()) in layer["prefix"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "parallel"),
+    [
+        (["tests/orgs"], True),
+        (["-n", "0", "tests/orgs"], False),
+        (["-n3"], False),
+        (["--numprocesses=1"], False),
+        (["-p", "no:xdist"], False),
+        (["-q", "-p", "no:cacheprovider"], True),
+    ],
+)
+def test_the_runner_adds_workers_unless_the_caller_chose(monkeypatch, arguments, parallel):
+    monkeypatch.setenv("AGENTICOS_TEST_WORKERS", "2")
+    expected = ["-n", "2", *arguments] if parallel else arguments
+    assert _in_parallel(arguments) == expected
+
+
+def test_no_workers_asked_runs_in_one_process(monkeypatch):
+    monkeypatch.setenv("AGENTICOS_TEST_WORKERS", "0")
+    assert _in_parallel(["tests"]) == ["tests"]
+
+
+def test_a_template_build_in_progress_is_never_taken_for_stale():
+    prefix = "agenticos_test_template_0123456789abcdef"
+    assert _is_stale_template(prefix)  # a complete template of other migrations
+    assert not _is_stale_template(f"{prefix}_building_{os.getpid()}")  # a live build
+    assert _is_stale_template(f"{prefix}_building_{2**22 + 1}")  # above pid_max: long gone

@@ -5,6 +5,7 @@ is audited and resumes the run, and a call already decided is refused with what 
 (the API's 409). Both export as CSV or JSONL through the one exporter (apps.audit.exports)."""
 
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.template.response import TemplateResponse
 
@@ -30,7 +31,7 @@ def _decide(modeladmin, request, queryset, decision: str):
                 "action": request.POST.get("action"),
                 "approvals": queryset.select_related("agent", "run"),
                 "opts": modeladmin.model._meta,
-                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+                "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
             },
         )
     note = request.POST.get("note", "")

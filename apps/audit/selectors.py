@@ -99,7 +99,7 @@ def parse_window(params, from_key: str, to_key: str) -> Window:
         if raw not in (None, ""):
             ends[key] = _moment(raw, end_of_day=end_of_day, name=key, errors=errors)
     window = Window(ends[from_key], ends[to_key], keys=(from_key, to_key))
-    if window.complete and window.start > window.end:
+    if window.start is not None and window.end is not None and window.start > window.end:
         errors[to_key] = [f"must not be before {from_key}"]
     if errors:
         raise ValidationError(errors)

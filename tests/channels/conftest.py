@@ -183,3 +183,17 @@ def post_mattermost(binding, payload, *, form=False):
         data=json.dumps(payload),
         content_type="application/json",
     )
+
+
+@pytest.fixture(autouse=True)
+def one_sender_limit_window(monkeypatch):
+    """Every test here counts a sender's messages in one window that no test straddles.
+
+    The limit counts per fixed one-minute window (apps/channels/limits.py); a test whose two
+    messages land either side of a minute's turn (the first one's run took 5 s on a loaded
+    machine) saw both admitted. A window of 10^9 s next turns in 2033, and what is tested — the
+    count, the limit, the answer to the sender — is the same at any window length.
+    """
+    from apps.channels import limits
+
+    monkeypatch.setattr(limits, "WINDOW_SECONDS", 10**9)

@@ -12,7 +12,7 @@ from apps.channels.models import AccountLink, ChannelMessage
 from apps.runs.models import Run
 from apps.runs.services import run_cancel
 from tests.approvals.factories import ADD_ONE, gated_agent
-from tests.runs.conftest import celery_worker, wait_for  # noqa: F401  (fixture)
+from tests.runs.conftest import celery_worker, wait_for, worker_drained  # noqa: F401  (fixture)
 from tests.runs.factories import published_agent
 from tests.runs.toolsets import echo_toolset, slow_ping  # noqa: F401  (fixtures)
 
@@ -167,7 +167,9 @@ def test_a_running_channel_run_cancelled_says_so_once_in_its_thread(
     deadline = time.monotonic() + 30
     while CANCELLED not in slack.texts() and time.monotonic() < deadline:
         time.sleep(0.05)
-    time.sleep(0.5)  # would a second announcement follow?
+    # Would a second announcement follow? Whatever the cancel enqueued has run once the worker
+    # reaches a marker sent now.
+    worker_drained()
     # Said once, by the relay (the cancel hook leaves a running run to it), in the thread.
     assert slack.texts().count(CANCELLED) == 1 and slack.texts()[-1] == CANCELLED
     posts = slack.called("chat.postMessage")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
 import threading
 import time
@@ -232,7 +233,8 @@ def test_a_channel_post_seen_by_both_the_webhook_and_the_stream_runs_once(
     again = post_mattermost(binding, mattermost_post("and now?", post_id="p2"))
     assert again.json()["duplicate"] is True
     eventually(lambda: Run.objects.filter(status="completed").count() == 2, what="p2's run")
-    time.sleep(0.3)  # would anything run a third time?
+    # Nothing can run a third time: each of the four deliveries has been answered (the stream's
+    # are admitted one after another on its socket, p1's copy before p2's, and Celery is eager).
 
     assert sorted(ChannelMessage.objects.values_list("delivery_id", flat=True)) == ["p1", "p2"]
     assert Run.objects.count() == 2
@@ -307,8 +309,9 @@ def test_a_redirect_of_the_websocket_is_not_followed(binding, mattermost, listen
 
 
 def test_a_server_address_this_deployment_will_not_dial_is_never_connected_to(
-    binding, mattermost, listener
+    binding, mattermost, listener, caplog
 ):
+    caplog.set_level(logging.WARNING, logger="apps.channels.stream")
     first = mattermost.socket_number(1)
     # The server moved to a private address the operator did not list in OUTBOUND_ALLOW: the old
     # socket closes, and the new address is refused before anything is dialled.
@@ -316,10 +319,27 @@ def test_a_server_address_this_deployment_will_not_dial_is_never_connected_to(
     Binding.objects.filter(pk=binding.pk).update(server_url=unlisted)
     assert first.closed.wait(10)
     dialled = len(mattermost.calls)
-    time.sleep(0.6)
+
+    def refusals():
+        return [
+            record
+            for record in caplog.records
+            if f"binding {binding.pk}: PlatformError: The Mattermost server URL is refused"
+            in record.getMessage()
+        ]
+
+    # The listener retries (a backoff apart): two refusals are the event that proves it kept
+    # looking at the new address and never dialled it, however slow the machine is.
+    eventually(lambda: len(refusals()) >= 2, what="two refusals of the unlisted address")
     assert len(mattermost.sockets) == 1 and len(mattermost.calls) == dialled
     Binding.objects.filter(pk=binding.pk).update(server_url=mattermost.url)
-    mattermost.socket_number(2)
+    # A socket to the restored address opens and authenticates. Not necessarily socket number 2:
+    # a retry that read the binding just after the restore may connect and then be replaced by
+    # the refresh that notices the change.
+    eventually(
+        lambda: any(socket.authenticated.is_set() for socket in mattermost.sockets[1:]),
+        what="a socket to the restored address",
+    )
 
 
 # --- what the stream's events become (no socket) ---------------------------------------------

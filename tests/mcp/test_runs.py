@@ -17,7 +17,7 @@ from tests.runs.factories import published_agent
 
 from .conftest import TOKEN
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def run_now(actor, organization, agent, text, *, surface="api", approval_mode="follow") -> Run:

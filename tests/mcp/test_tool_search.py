@@ -16,7 +16,7 @@ from apps.runs.runner import RunNotRunnable, prepare
 from apps.runs.services import run_create
 from tests.runs.factories import published_agent
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 SEARCH = "search_tools"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 
@@ -30,6 +31,25 @@ def celery_worker(transactional_db, settings):
             yield worker
     finally:
         celery_app.conf.task_default_queue = "celery"
+
+
+_drained: dict[str, threading.Event] = {}
+
+
+# Registered at import, before any worker starts (a worker knows the tasks it started with).
+@celery_app.task(name="tests.runs.drained", ignore_result=True)
+def _drained_marker(key: str) -> None:
+    _drained.pop(key).set()
+
+
+def worker_drained(timeout: float = 30.0) -> None:
+    """Until the `celery_worker` has finished every task enqueued before this call: it takes its
+    queue's messages one at a time, in order, so a marker sent now runs after all of them. The
+    event that proves "nothing more will come" where a pause would only hope so."""
+    key = uuid.uuid4().hex
+    done = _drained[key] = threading.Event()
+    _drained_marker.delay(key)
+    assert done.wait(timeout), f"the worker did not reach the marker within {timeout} s"
 
 
 def wait_for(run_id: int, statuses=TERMINAL_STATUSES, timeout: float = 30.0) -> Run:

@@ -29,6 +29,7 @@ from apps.spend.models import Ledger, LedgerEntry
 from tests.runs.delegating import ADD, delegating, gated_helper, run_of, task_call
 from tests.runs.factories import compatible_profile, published_agent
 from tests.runs.fake_openai import FakeOpenAI
+from tests.waiting import wait_until_lapsed
 
 SLOW = "/tools 2 read_plan"  # three requests to the fake server: read_plan twice, then an answer
 
@@ -433,7 +434,7 @@ def test_a_dead_workers_outliving_delegation_is_ended_by_the_lease_sweep(org, me
             )
             worker.kill()
 
-    time.sleep(3.5)  # its lease lapses
+    wait_until_lapsed([running.pk])  # its lease lapses
     assert services.runs_sweep_lapsed_leases() == 1
     child = Run.objects.get(pk=running.pk)
     run.refresh_from_db()

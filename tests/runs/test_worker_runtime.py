@@ -18,6 +18,7 @@ from apps.runs import services
 from apps.runs.choices import TERMINAL_STATUSES
 from apps.runs.models import Run
 from apps.spend.models import BudgetCounter, Ledger, LedgerEntry
+from tests.waiting import wait_until, wait_until_lapsed
 
 from .factories import book_spend, compatible_profile, published_agent, queued_run
 from .fake_openai import FakeOpenAI
@@ -25,6 +26,11 @@ from .worker import ConnectionPeak, serving_worker
 
 # The issue's bound: a worker process's PostgreSQL connections, however many runs it holds.
 MAX_WORKER_CONNECTIONS = 10
+
+
+def _asks(body: dict, text: str) -> bool:
+    """A chat-completions request whose conversation carries ``text``."""
+    return any(text in str(message.get("content")) for message in body.get("messages", []))
 
 
 def wait_all(run_ids, *, timeout: float) -> list[Run]:
@@ -114,7 +120,12 @@ def test_cancel_of_one_run_among_fifty_leaves_the_others_untouched(org, member):
             runs = [queued_run(member, org, agent, f"question {n}") for n in range(50)]
             target = runs[17]
             wait_status(target.pk, "running", timeout=30)
-            time.sleep(0.5)  # its request is in flight
+            # Its request is in flight: the fake model has received it (and answers 3 s later).
+            wait_until(
+                lambda: any(_asks(body, "question 17") for body in slow.requests),
+                timeout=30,
+                what="run 17's request reaching the model",
+            )
             asked = timezone.now()
             services.run_cancel(actor=member, run=Run.objects.get(pk=target.pk))
             cancelled = wait_status(target.pk, "cancelled", timeout=10)
@@ -195,7 +206,8 @@ def test_a_sigkilled_workers_runs_are_ended_by_the_lease_sweep_with_their_commit
     # Before the lease lapses, the sweep leaves it alone (the worker might only be slow).
     assert services.runs_sweep_lapsed_leases(now=killed_at) == 0
 
-    time.sleep(3.5)  # the lease (3 s here, 45 s by default) lapses
+    # The lease (3 s here, 45 s by default) lapses: wait for that moment itself.
+    wait_until_lapsed([swept.pk, cancelled.pk])
     # A cancel of a run whose worker is gone ends it at once, with what it spent.
     services.run_cancel(actor=member, run=Run.objects.get(pk=cancelled.pk))
     ended = Run.objects.get(pk=cancelled.pk)

@@ -181,9 +181,11 @@ def test_export_is_audited_with_its_window_and_row_count(org, builder, client_fo
     assert entry.details["surface"] == "api"
 
 
-def test_more_than_ten_thousand_rows_is_refused_with_the_count(org, builder, client_for):
+def test_more_than_the_limit_is_refused_with_the_count(
+    org, builder, client_for, small_export_row_limit
+):
     agents = Agent.objects.bulk_create(
-        Agent(organization=org, name=f"Agent {i:05}") for i in range(10_001)
+        Agent(organization=org, name=f"Agent {i:05}") for i in range(small_export_row_limit + 1)
     )
     versions = AgentVersion.objects.bulk_create(
         AgentVersion(agent=agent, number=1, spec={}) for agent in agents
@@ -202,7 +204,7 @@ def test_more_than_ten_thousand_rows_is_refused_with_the_count(org, builder, cli
     )
     response = client_for(builder, org).get(f"/api/v1/spend/export/?{EXPORT_WINDOW}")
     assert response.status_code == 422
-    assert "10,001 rows match" in response.json()["window"][0]
+    assert "11 rows match" in response.json()["window"][0]
     assert not AuditEntry.objects.filter(action="spend.export").exists()
 
 

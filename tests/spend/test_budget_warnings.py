@@ -9,6 +9,7 @@ import time
 from decimal import Decimal
 
 import pytest
+from celery.signals import before_task_publish
 from django.core import mail
 
 from apps.agents.spec import AgentSpec
@@ -16,10 +17,16 @@ from apps.agents.validation import parse_spec
 from apps.notifications.models import BudgetWarningSent, Notification, NotificationOptOut
 from apps.notifications.services import notify_budget_warning
 from apps.orgs.services import organization_update
+from apps.runs.services import run_create
 from apps.spend.models import BudgetCounter
-from apps.spend.services import Cap, budget_counter_for, crossed_warnings, month_of
-from tests.runs.conftest import celery_worker  # noqa: F401  (a fixture)
-from tests.runs.delegating import run_of
+from apps.spend.services import (
+    BUDGET_WARNING_TASK,
+    Cap,
+    budget_counter_for,
+    crossed_warnings,
+    month_of,
+)
+from tests.runs.conftest import celery_worker, wait_for  # noqa: F401  (a fixture)
 from tests.runs.factories import book_spend, published_agent, queued_run
 
 D = Decimal
@@ -209,9 +216,17 @@ def test_a_run_that_carries_its_cap_past_a_threshold_enqueues_the_warning(
         alerts={"budget": {"audience": ["admins"], "warn_at": ["0.5"]}},
     )
     # Spent before: just under half the cap (booked without warnings, as an old month's entries).
-    book_spend(queued_run(member, org, agent), D("0.4999"))
+    # On a run nobody executes: enqueued, the live worker would run it and book its own spend
+    # (and maybe cross the threshold) while this test books on the same ledger.
+    earlier = run_create(
+        actor=member, organization=org, agent=agent, input="earlier", enqueue=False
+    )
+    book_spend(earlier, D("0.4999"))
     mail.outbox.clear()
-    run = run_of(member, org, agent, "hello there, a short question")
+    # The live worker runs it (run_of would execute it here too, and the two race to claim it).
+    run = wait_for(
+        run_create(actor=member, organization=org, agent=agent, input="a short question").pk
+    )
     assert run.status == "completed" and run.cost_usd > D("0.0001")
 
     deadline = time.monotonic() + 20
@@ -224,9 +239,21 @@ def test_a_run_that_carries_its_cap_past_a_threshold_enqueues_the_warning(
     assert list(BudgetWarningSent.objects.values_list("counter_id", "threshold")) == [
         (counter.pk, D("0.5"))
     ]
-    # A second run over the same threshold warns nobody again.
-    run_of(member, org, agent, "hello again")
-    time.sleep(1)
+    # A second run over the same threshold warns nobody again: its booking puts no warning on the
+    # broker (a warning is only ever sent by that task, published when the booking commits, before
+    # the run ends) — the event itself, where a pause would only hope the worker was done.
+    published: list[str] = []
+
+    def record(sender=None, **kwargs):
+        published.append(sender)
+
+    before_task_publish.connect(record, weak=False)
+    try:
+        second = run_create(actor=member, organization=org, agent=agent, input="hello again")
+        assert wait_for(second.pk).status == "completed"
+    finally:
+        before_task_publish.disconnect(record)
+    assert BUDGET_WARNING_TASK not in published
     assert Notification.objects.filter(kind="budget").count() == 1
 
 

@@ -38,7 +38,7 @@ class InlineSpecialist(BaseModel):
     mode: Literal["sync", "async", "auto"] | None = Field(
         None,
         description="Overrides the binding's mode for this specialist.",
-        json_schema_extra={"x-enum-labels": _MODE_LABELS},
+        json_schema_extra={"x-enum-labels": {**_MODE_LABELS}},
     )
 
 

@@ -68,6 +68,7 @@ def run_program(code: str, *, timeout_secs: float, max_memory_mb: int) -> str:
         MontyError,
         MontyRuntimeError,
         MontySyntaxError,
+        ResourceLimits,
     )
 
     if not code.strip():
@@ -79,7 +80,10 @@ def run_program(code: str, *, timeout_secs: float, max_memory_mb: int) -> str:
         if sum(len(p) for p in printed) <= OUTPUT_LIMIT:
             printed.append(text)
 
-    limits = {"max_feed_duration_secs": float(timeout_secs), "max_memory": int(max_memory_mb) << 20}
+    limits: ResourceLimits = {
+        "max_feed_duration_secs": float(timeout_secs),
+        "max_memory": int(max_memory_mb) << 20,
+    }
     try:
         with Monty(max_processes=1) as pool:
             with pool.checkout(limits=limits) as session:

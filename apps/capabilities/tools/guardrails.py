@@ -400,16 +400,16 @@ class OutputStreamFilter:
                 self._held[event.index] = held
             return []
         if isinstance(event, PartDeltaEvent):
-            held = self._held.get(event.index)
+            growing = self._held.get(event.index)
             delta = event.delta
-            if held is not None and isinstance(delta, (TextPartDelta, ThinkingPartDelta)):
+            if growing is not None and isinstance(delta, (TextPartDelta, ThinkingPartDelta)):
                 text = delta.content_delta or ""
                 if text:
-                    held.chunks.append(text)
+                    growing.chunks.append(text)
             return []
         if isinstance(event, PartEndEvent):
-            held = self._held.pop(event.index, None)
-            return [] if held is None else self._release(held)
+            ended = self._held.pop(event.index, None)
+            return [] if ended is None else self._release(ended)
         return []
 
     def flush(self) -> list[tuple[str, str]]:

@@ -231,7 +231,7 @@ class PlanReminder(AbstractCapability[Any]):
         if isinstance(last, ModelRequest):
             content: list[Any] = [REMINDER_OPEN + "\n", reminder_body(self.plan.items)]
             if _has_cache_target(last.parts):
-                content.insert(0, CachePoint(ttl=self.cache_ttl))  # type: ignore[arg-type]
+                content.insert(0, CachePoint(ttl=self.cache_ttl))
             messages[-1] = replace(last, parts=[*last.parts, UserPromptPart(content=content)])
         return await handler(request_context)
 
@@ -511,6 +511,7 @@ class PlanTools:
             plan.items[:] = candidate
             _sync_blocks(plan.items)
             now = _find(plan.items, task_id)
+            assert now is not None  # found above, and a dependency never removes a task
             return f"[{task_id}] {item.content} now depends on [{depends_on_id}] {prerequisite.content} (status {now.status.value})."
 
         @budgeted

@@ -27,11 +27,12 @@ A configuration with no class attaches nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering
 from pydantic_ai.messages import CachePoint, ModelRequest, UserPromptPart
+from pydantic_ai.models import Model
 from pydantic_ai_harness.system_reminders import GoalReanchor, LLMReminder
 
 from ..run_context import RunResources
@@ -110,7 +111,10 @@ class RunReminders(AbstractCapability[Any]):
         llm = self.config.llm_reminder
         if llm is not None and fires_on(llm, number, fires.get("llm_reminder", 0)):
             fires["llm_reminder"] = fires.get("llm_reminder", 0) + 1
-            writer = LLMReminder(model=ctx.model, max_context_messages=llm.max_context_messages)
+            # LLMReminder is typed for a Model; the run's model is one (AbstractModel is its base).
+            writer = LLMReminder(
+                model=cast(Model, ctx.model), max_context_messages=llm.max_context_messages
+            )
             async with measured(ctx.usage, kind=LEDGER_KIND):
                 # Any error, or a step limit with no request to spare, falls back to the goal line.
                 written = await writer(ctx)

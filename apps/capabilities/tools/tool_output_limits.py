@@ -101,6 +101,7 @@ def _band(config) -> Band:
         else min(config.max_chars, threshold_chars)
     )
     truncate = Truncate(strategy=strategy, max_chars=max_chars)
+    action: Truncate | Summarize | Spill
     if config.action == "truncate":
         action = truncate
     elif config.action == "summarize":
