@@ -28,7 +28,6 @@ HIDDEN_ARROWS_TODAY = {
     ("apps/spend/aggregates.py", "runs"): "reports window runs by their rows",
     ("apps/spend/rollup.py", "runs"): "the per-day rollup reads runs_run",
     ("apps/spend/rollup.py", "ratings"): "the usage card's thumbs per day read message_ratings",
-    # Repricing writes Run and Message rows; the runs engineer moves the write into runs.
 }
 
 
