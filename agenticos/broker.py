@@ -11,62 +11,41 @@ attribute 'hostname'``. That error is not one of the transport's connection erro
 the event loop and the worker stops with "Unrecoverable error" — one Redis restart ended every
 run on the worker.
 
-An acknowledgement on Redis is only the removal of the delivery tag from the ``unacked`` hash and
-its index; any connection to the same server can do it. So a channel whose connection is gone
-acknowledges (or rejects) on a short-lived client of its own, built from the parameters it was
-created with. If Redis is still unreachable, that raises Redis's ConnectionError, which Celery
-logs as "Couldn't ack" and survives; the message then stays in ``unacked`` and is delivered
-again after the visibility timeout, where the run's claim (PostgreSQL) makes it a no-op.
+The same happens when the consumer closes that connection's channels: putting their unacknowledged
+messages back needs a Redis client, built from the same missing connection.
+
+The fix: a channel remembers where its server is. It reads its connection parameters while its
+connection is alive, and builds a client from that copy once the connection is gone, so the
+acknowledgement (only the removal of the delivery tag from Redis's ``unacked`` hash: any connection
+to the same server can do it) and the restore go through. If Redis is still unreachable, they
+raise Redis's ConnectionError, one of the transport's connection errors, which Celery logs and
+survives; the message then stays in ``unacked`` and is delivered again after the visibility
+timeout, where the run's claim (in PostgreSQL) makes the second delivery a no-op.
 """
 
 from __future__ import annotations
 
 import logging
 
-import redis
 from kombu.transport import redis as kombu_redis
-from kombu.transport import virtual
 
 logger = logging.getLogger(__name__)
 
 
 class Channel(kombu_redis.Channel):
+    # Set before the parent's __init__, which may already build a client.
+    _remembered_params: dict | None = None
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        # Read while the connection is alive: afterwards it cannot be read any more.
-        self._reconnect_params = self._connparams()
+        self._remembered_params = self._connparams()
 
-    def _connection_gone(self) -> bool:
-        return self.connection is None or self.connection.client is None
-
-    def _fresh_client(self) -> redis.Redis:
-        return redis.Redis(connection_pool=redis.ConnectionPool(**self._reconnect_params))
-
-    def basic_ack(self, delivery_tag, multiple=False):
-        if not self._connection_gone():
-            return super().basic_ack(delivery_tag, multiple=multiple)
-        client = self._fresh_client()
-        try:
-            self.qos._remove_from_indices(delivery_tag, client.pipeline()).execute()
-        finally:
-            client.close()
-        virtual.QoS.ack(self.qos, delivery_tag)
-        logger.info("acknowledged message %s of a replaced broker connection", delivery_tag)
-        return None
-
-    def basic_reject(self, delivery_tag, requeue=False):
-        if not self._connection_gone():
-            return super().basic_reject(delivery_tag, requeue=requeue)
-        client = self._fresh_client()
-        try:
-            if requeue:
-                self.qos.restore_by_tag(delivery_tag, client=client, leftmost=True)
-            else:
-                self.qos._remove_from_indices(delivery_tag, client.pipeline()).execute()
-        finally:
-            client.close()
-        virtual.QoS.ack(self.qos, delivery_tag)
-        return None
+    def _connparams(self, asynchronous=False):
+        gone = self.connection is None or self.connection.client is None
+        if gone and not asynchronous and self._remembered_params is not None:
+            logger.info("broker channel %s: connecting with its remembered parameters", id(self))
+            return dict(self._remembered_params)
+        return super()._connparams(asynchronous=asynchronous)
 
 
 class Transport(kombu_redis.Transport):
