@@ -9,6 +9,8 @@ from a middleware that touched the session or the cache first — so the mapping
 
 from __future__ import annotations
 
+import select
+
 import psycopg
 import redis
 from django.db import utils as db_utils
@@ -78,3 +80,21 @@ def run_redis_options() -> dict:
         "socket_connect_timeout": 3,
         "socket_timeout": 10,
     }
+
+
+async def drop_if_server_went_away(connection) -> None:
+    """A pooled session's check before it is handed out (agenticos/loopdb.py's pool): raise when
+    its server is gone, so the pool opens a fresh session instead of failing a run's statement.
+
+    After a PostgreSQL restart every idle session in a pool is dead, and the first statement on
+    each fails ("server closed the connection unexpectedly") though the server is back. An idle,
+    healthy session has nothing to read; a readable one holds the server's goodbye (a restart, a
+    terminated backend) or end-of-file. Reading it costs a system call, not a round trip, so this
+    check is cheap enough for the statements a run sends on every model request, and it is exact:
+    a session refused here never carried the statement, so nothing is sent twice.
+    """
+    pgconn = connection.pgconn
+    while select.select([pgconn.socket], [], [], 0)[0]:
+        pgconn.consume_input()  # raises OperationalError at end-of-file
+        if pgconn.status != psycopg.pq.ConnStatus.OK:
+            raise psycopg.OperationalError("the server closed this pooled session")
