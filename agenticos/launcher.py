@@ -39,6 +39,8 @@ def _settings_env():
         # own (a bad setting, a port taken): stop and say so instead of restarting for ever.
         "restart_limit": env_int("AGENTICOS_RESTART_LIMIT", 5, minimum=1),
         "restart_window": env_int("AGENTICOS_RESTART_WINDOW_SECONDS", 60, minimum=1),
+        # The first restart's wait, in milliseconds; each further exit in the window doubles it.
+        "restart_backoff": env_int("AGENTICOS_RESTART_BACKOFF_MS", 500, minimum=0) / 1000,
     }
 
 
@@ -124,8 +126,8 @@ def _children(port: int, worker_processes: int, runs_per_worker: int) -> dict[st
 
 
 # The first restart is quick (a process killed once should be back before anyone notices); each
-# further exit within the window doubles the wait, so a crash loop does not spin the machine.
-BACKOFF_FIRST_SECONDS = 0.5
+# further exit within the window doubles the wait, up to this, so a crash loop does not spin the
+# machine.
 BACKOFF_MAX_SECONDS = 10.0
 
 
@@ -164,11 +166,13 @@ class Supervisor:
         *,
         restart_limit: int,
         restart_window: float,
+        backoff_first: float = 0.5,
         say: Callable[[str], None],
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.restart_limit = restart_limit
         self.restart_window = restart_window
+        self.backoff_first = backoff_first
         self.say = say
         self.clock = clock
         self.children: dict[str, Child] = {}
@@ -221,7 +225,7 @@ class Supervisor:
                 f"{self.restart_limit} in {self.restart_window:g} s); its last exit code was "
                 f"{code}"
             )
-        delay = min(BACKOFF_MAX_SECONDS, BACKOFF_FIRST_SECONDS * 2 ** (exits - 1))
+        delay = min(BACKOFF_MAX_SECONDS, self.backoff_first * 2 ** (exits - 1))
         item.restart_at = now + delay
         self.say(
             f"AgenticOS: {item.name} exited with code {code}; restarting it in {delay:g} s "
@@ -247,6 +251,7 @@ def up() -> int:
     supervisor = Supervisor(
         restart_limit=config["restart_limit"],
         restart_window=config["restart_window"],
+        backoff_first=config["restart_backoff"],
         say=_say,
     )
     stopping = False
