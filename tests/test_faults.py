@@ -236,13 +236,14 @@ def up(fake_model):
         launcher.agent_id = _agent_on(launcher, fake_model)
         yield launcher
     finally:
-        children = psutil.Process(launcher.process.pid).children(recursive=True)
-        launcher.process.send_signal(signal.SIGINT)
-        try:
-            launcher.process.wait(60)
-        except subprocess.TimeoutExpired:
-            launcher.process.kill()
-        psutil.wait_procs(children, timeout=10)
+        if launcher.process.poll() is None:  # the last test stops it; a failure may not have
+            children = psutil.Process(launcher.process.pid).children(recursive=True)
+            launcher.process.send_signal(signal.SIGINT)
+            try:
+                launcher.process.wait(60)
+            except subprocess.TimeoutExpired:
+                launcher.process.kill()
+            psutil.wait_procs(children, timeout=10)
         shutil.rmtree(root, ignore_errors=True)
 
 
@@ -458,3 +459,21 @@ def test_a_postgres_crash_with_runs_in_flight_loses_none_and_the_api_answers_503
     _assert_all_completed(up, _ended(up, ids))
     _until(up.healthy, timeout=60, what="health after the PostgreSQL restart")
     _assert_all_completed(up, _ended(up, _start_runs(up, 1)))
+
+
+# --- and still: a stop is a stop -------------------------------------------------------------
+
+
+def test_sigterm_after_all_that_stops_everything_cleanly(up):
+    """Last in the module: a supervisor that restarts what dies must still let SIGTERM (or
+    Ctrl-C) stop everything, the embedded services included, without restarting anything."""
+    children = psutil.Process(up.process.pid).children(recursive=True)
+    postmaster = psutil.Process(up.postmaster_pid())
+    since = up.mark()
+    up.process.send_signal(signal.SIGTERM)
+    assert up.process.wait(60) == 0
+    gone, alive = psutil.wait_procs([*children, postmaster], timeout=30)
+    assert alive == []
+    output = up.output(since)
+    assert "AgenticOS: stopped." in output and "restarting it" not in output
+    assert up.healthz() is None
