@@ -82,19 +82,25 @@ def run_redis_options() -> dict:
     }
 
 
-async def drop_if_server_went_away(connection) -> None:
-    """A pooled session's check before it is handed out (agenticos/loopdb.py's pool): raise when
-    its server is gone, so the pool opens a fresh session instead of failing a run's statement.
+def drop_if_server_went_away_sync(connection) -> None:
+    """A pooled session's check before it is handed out: raise when its server is gone, so the
+    pool opens a fresh session instead of failing the statement about to be sent on it.
 
     After a PostgreSQL restart every idle session in a pool is dead, and the first statement on
     each fails ("server closed the connection unexpectedly") though the server is back. An idle,
     healthy session has nothing to read; a readable one holds the server's goodbye (a restart, a
     terminated backend) or end-of-file. Reading it costs a system call, not a round trip, so this
-    check is cheap enough for the statements a run sends on every model request, and it is exact:
-    a session refused here never carried the statement, so nothing is sent twice.
+    check is cheap enough for every checkout, and it is exact: a session refused here never
+    carried the statement, so nothing is sent twice. Used by Django's pool
+    (agenticos/pgbackend) and the run loop's (agenticos/loopdb.py).
     """
     pgconn = connection.pgconn
     while select.select([pgconn.socket], [], [], 0)[0]:
         pgconn.consume_input()  # raises OperationalError at end-of-file
         if pgconn.status != psycopg.pq.ConnStatus.OK:
             raise psycopg.OperationalError("the server closed this pooled session")
+
+
+async def drop_if_server_went_away(connection) -> None:
+    """The same check for an asyncio pool (agenticos/loopdb.py); it never blocks."""
+    drop_if_server_went_away_sync(connection)

@@ -81,10 +81,9 @@ if not SERVICES_UNCONFIGURED:
             "timeout": env_int("AGENTICOS_DB_POOL_TIMEOUT_SECONDS", 30, minimum=1),
         }
     }
-    # A pooled session is checked before it is handed out (psycopg_pool's empty query), so after a
-    # PostgreSQL restart a request or a booking gets a fresh session instead of a dead one; while
-    # the server is down it waits for one up to the timeout above, then answers 503.
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # Django's backend with a pool that replaces a session whose server went away (a PostgreSQL
+    # restart) before handing it out, without a round trip (agenticos/pgbackend/base.py).
+    DATABASES["default"]["ENGINE"] = "agenticos.pgbackend"
 REDIS_URL = check_redis_url(REDIS_URL or "redis://127.0.0.1:6379/0")
 
 DEBUG = env_bool("DEBUG", False)
