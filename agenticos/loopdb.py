@@ -32,8 +32,6 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from psycopg import errors, pq
 from psycopg.adapt import PyFormat, Transformer
 
-from agenticos.outage import drop_if_server_went_away
-
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s")
 # How long the loop waits before trying again for the connection while its owning thread is using it.
 _LOCK_RETRY_SECONDS = 0.0005
@@ -242,9 +240,6 @@ class LoopPool:
             max_size=size,
             open=False,
             name=name,
-            # After a PostgreSQL restart the pool's idle sessions are dead: each is replaced
-            # before a run's statement is sent on it (agenticos/outage.py says how).
-            check=drop_if_server_went_away,
         )
 
     async def open(self) -> None:

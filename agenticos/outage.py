@@ -91,16 +91,13 @@ def drop_if_server_went_away_sync(connection) -> None:
     healthy session has nothing to read; a readable one holds the server's goodbye (a restart, a
     terminated backend) or end-of-file. Reading it costs a system call, not a round trip, so this
     check is cheap enough for every checkout, and it is exact: a session refused here never
-    carried the statement, so nothing is sent twice. Used by Django's pool
-    (agenticos/pgbackend) and the run loop's (agenticos/loopdb.py).
+    carried the statement, so nothing is sent twice. Used by Django's pool (agenticos/pgbackend).
     """
     pgconn = connection.pgconn
-    while select.select([pgconn.socket], [], [], 0)[0]:
+    # poll(), not select(): a worker holding hundreds of runs has descriptors past select's 1024.
+    readable = select.poll()
+    readable.register(pgconn.socket, select.POLLIN)
+    while readable.poll(0):
         pgconn.consume_input()  # raises OperationalError at end-of-file
         if pgconn.status != psycopg.pq.ConnStatus.OK:
             raise psycopg.OperationalError("the server closed this pooled session")
-
-
-async def drop_if_server_went_away(connection) -> None:
-    """The same check for an asyncio pool (agenticos/loopdb.py); it never blocks."""
-    drop_if_server_went_away_sync(connection)

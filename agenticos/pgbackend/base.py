@@ -4,8 +4,8 @@ After a PostgreSQL restart every session in Django's pool is dead, and the first
 fails though the server is back: a request answers 503, a run's booking fails and the run ends
 ``internal_error``. Django can have the pool check each session before handing it out
 (``CONN_HEALTH_CHECKS``), but its check is an empty query — a round trip on every checkout, which a
-worker holding hundreds of runs pays many times a second. This backend gives the same pool the
-check the run loop's pool uses (agenticos/outage.py): read the socket, no round trip.
+worker holding hundreds of runs pays many times a second. This backend gives the same pool a check
+that reads the socket instead (agenticos/outage.py): a system call, no round trip.
 """
 
 from __future__ import annotations
