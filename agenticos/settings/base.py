@@ -84,6 +84,9 @@ if not SERVICES_UNCONFIGURED:
             "timeout": env_int("AGENTICOS_DB_POOL_TIMEOUT_SECONDS", 30, minimum=1),
         }
     }
+    # Django's backend with a pool that replaces a session whose server went away (a PostgreSQL
+    # restart) before handing it out, without a round trip (agenticos/pgbackend/base.py).
+    DATABASES["default"]["ENGINE"] = "agenticos.pgbackend"
 REDIS_URL = check_redis_url(REDIS_URL or "redis://127.0.0.1:6379/0")
 
 DEBUG = env_bool("DEBUG", False)
@@ -303,7 +306,13 @@ EMAIL_BACKEND = (
 
 # --- Redis: cache, channels, celery --------------------------------------------------------
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        # A stalled Redis fails a request in seconds (a 503, agenticos/outage.py), instead of
+        # holding every web thread until the client gives up on its own.
+        "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 5},
+    }
 }
 CHANNEL_LAYERS = {
     "default": {
@@ -321,6 +330,27 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Surviving a broker outage (docs/deployment.md "When Redis or PostgreSQL goes away"). Kombu's
+# Redis transport as agenticos/broker.py fixes it: a run that ends after the worker reconnected
+# acknowledges its message instead of stopping the worker.
+CELERY_BROKER_TRANSPORT = "agenticos.broker:Transport"
+# A worker waits for the broker as long as it takes (the default gives up after 100 tries and
+# exits); it holds runs whose leases it is still renewing in PostgreSQL.
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    # A stalled Redis is noticed in seconds; above kombu's 1 s blocking read of the queue.
+    "socket_connect_timeout": 3,
+    "socket_timeout": 10,
+}
+# Enqueuing (a new run, a resume) rides over a Redis restart: about 10 s of retries before the
+# request answers 503 (agenticos/outage.py).
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 12,
+    "interval_start": 0,
+    "interval_step": 0.5,
+    "interval_max": 1,
+}
 # The worker writes a heartbeat key this often; /healthz calls the worker down when the newest
 # heartbeat is older than WORKER_HEARTBEAT_STALE_SECONDS.
 WORKER_HEARTBEAT_SECONDS = 5

@@ -17,6 +17,8 @@ from typing import Any, Literal, TypedDict, cast
 import redis
 from django.conf import settings
 
+from agenticos.outage import run_redis_options
+
 FRAME_RETENTION_SECONDS = 7 * 24 * 3600
 # A run's stream keeps at most about this many frames (MAXLEN ~): a runaway run cannot fill
 # Redis. The terminal frame is always the newest, so it is never the one trimmed.
@@ -251,6 +253,7 @@ def conversation_key(conversation_id: int) -> str:
 
 
 _client: redis.Redis | None = None
+_publisher_client: redis.Redis | None = None
 
 
 def _redis() -> redis.Redis:
@@ -258,6 +261,15 @@ def _redis() -> redis.Redis:
     if _client is None:
         _client = redis.Redis.from_url(settings.REDIS_URL)
     return _client
+
+
+def _publisher_redis() -> redis.Redis:
+    """The client a run's frames are written through: it retries over a Redis restart
+    (agenticos/outage.py) so a restart does not fail the runs in flight."""
+    global _publisher_client
+    if _publisher_client is None:
+        _publisher_client = redis.Redis.from_url(settings.REDIS_URL, **run_redis_options())
+    return _publisher_client
 
 
 # Publishers' own connections, kept for the next run once one has read every reply: a worker
@@ -306,7 +318,7 @@ class FramePublisher:
         (``announce_run``) and nothing but this publisher writes: numbered from 1 unread."""
         self.run_id = run_id
         self.key = _stream_key(run_id)
-        self.client = _redis()
+        self.client = _publisher_redis()
         # A resumed run continues the numbering of its earlier segment (from the newest entry,
         # not the length: the stream is capped, so its length stops counting frames).
         newest = None if fresh else self.client.xrevrange(self.key, count=1)
