@@ -214,6 +214,9 @@ def up(fake_model):
             "AGENTICOS_WORKER_CONCURRENCY": "1",
             # A request waits this long for a database session before it answers 503.
             "AGENTICOS_DB_POOL_TIMEOUT_SECONDS": "5",
+            # The fake model listens on loopback, which the outbound check refuses unless the
+            # operator allows it (docs/security.md), as a self-hosted model would be allowed.
+            "OUTBOUND_ALLOW": "127.0.0.1",
         }
     )
     launcher = Launcher(env, port, root / "data")
