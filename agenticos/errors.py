@@ -41,6 +41,7 @@ def _unavailable(request, service: str):
         f"The service is briefly unavailable ({service} is not answering); "
         f"try again in {RETRY_AFTER_SECONDS} seconds."
     )
+    response: HttpResponse
     if request.path.startswith(API_PREFIX):
         response = JsonResponse(
             {"detail": message, "code": "service_unavailable", "retry_after": RETRY_AFTER_SECONDS},

@@ -235,9 +235,7 @@ def members(request):
 @login_required
 @require_POST
 def invitation_revoke(request, invitation_id: int):
-    organization = _organization(request)
-    if not perms.has_org_permission(request.user, organization, perms.MEMBERS_MANAGE):
-        raise PermissionDenied
+    organization = organization_from_request(request, perms.MEMBERS_MANAGE)
     invitation = get_object_or_404(selectors.invitations_for(organization), pk=invitation_id)
     try:
         services.invitation_revoke(actor=request.user, invitation=invitation)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pydantic_ai import Agent, DeferredToolRequests
 from pydantic_ai.settings import ModelSettings
 
+from apps.agents.spec import CapabilityBinding
 from apps.approvals.gate import ApprovalGate
 from apps.capabilities.implementations import toolset_builder
 from apps.capabilities.run_context import RunResources, ToolsetContext
@@ -38,12 +39,12 @@ class Caller:
 
 
 def toolsets_for(
-    bindings: Iterable,
+    bindings: Iterable[CapabilityBinding],
     resources: RunResources,
     *,
     caller: Caller,
     handle: ModelHandle,
-    secret_of: Callable[[object], str | None],
+    secret_of: Callable[[CapabilityBinding], str | None],
     more: Iterable = (),
 ) -> tuple[list, list[str]]:
     """Each binding's toolset (a builder that contributes nothing adds nothing), then ``more``

@@ -125,7 +125,7 @@ def profile_label(profile: ModelProfile) -> str:
 
 def build_model(profile: ModelProfile) -> ModelHandle:
     provider = profile.provider
-    own_client = None
+    own_client: Any = None
     if provider == Provider.OFFLINE:
         model: Model = OfflineModel()
     elif provider in (Provider.OPENAI, Provider.OPENAI_COMPATIBLE):
@@ -155,16 +155,16 @@ def build_model(profile: ModelProfile) -> ModelHandle:
         from pydantic_ai.models.anthropic import AnthropicModel
         from pydantic_ai.providers.anthropic import AnthropicProvider
 
-        client = AsyncAnthropic(
+        anthropic_client = AsyncAnthropic(
             api_key=_key(profile, required=True),
             max_retries=MODEL_CLIENT_MAX_RETRIES,
             timeout=float(profile.request_timeout_seconds),
             http_client=_pinned_client(),
         )
         model = AnthropicModel(
-            profile.model_name, provider=AnthropicProvider(anthropic_client=client)
+            profile.model_name, provider=AnthropicProvider(anthropic_client=anthropic_client)
         )
-        own_client = client
+        own_client = anthropic_client
     else:
         raise ModelUnavailable(f"The model provider {provider!r} is not supported.")
     return ModelHandle(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from decimal import Decimal
-from typing import cast
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import transaction
@@ -66,7 +66,7 @@ def book_delegations(*, run, runtime: DelegationRuntime | None, parking: bool) -
             runtime.records.remove(record)
             progress = True
             totals = delegated_totals(run, record.task_id)
-            fields = {
+            fields: dict[str, Any] = {
                 "status": record.status,
                 "stop_reason": record.stop_reason,
                 "output": record.output,
