@@ -6,7 +6,7 @@ from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 from django.core.exceptions import PermissionDenied, ValidationError
 
 from . import services
-from .models import ApiKey, Membership, Organization, User
+from .models import ApiKey, Invitation, Membership, Organization, User
 
 
 @admin.register(User)
@@ -111,3 +111,48 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def revoke(self, request, queryset):
         for api_key in queryset:
             services.api_key_revoke(actor=request.user, api_key=api_key)
+
+
+@admin.register(Invitation)
+class InvitationAdmin(admin.ModelAdmin):
+    """Invitations are read here; they are sent from Settings → Members (where the invitee's
+    answer is the same whether the address has an account or not), and withdrawn through the
+    audited service."""
+
+    list_display = ["email", "organization", "role", "created_at", "expires_at", "accepted_at"]
+    list_filter = [
+        "organization",
+        "role",
+        ("accepted_at", admin.EmptyFieldListFilter),
+        ("revoked_at", admin.EmptyFieldListFilter),
+    ]
+    search_fields = ["email", "organization__name"]
+    list_select_related = ["organization"]
+    # The token's hash is never shown: the link is e-mailed once.
+    exclude = ["token_hash"]
+    readonly_fields = [
+        "organization",
+        "email",
+        "role",
+        "invited_by",
+        "created_at",
+        "expires_at",
+        "accepted_at",
+        "accepted_by",
+        "revoked_at",
+    ]
+    actions = ["withdraw"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # withdraw instead: the audit trail keeps the invitation
+
+    @admin.action(description="Withdraw selected invitations")
+    def withdraw(self, request, queryset):
+        for invitation in queryset:
+            try:
+                services.invitation_revoke(actor=request.user, invitation=invitation)
+            except (services.InvitationClosed, PermissionDenied) as refused:
+                self.message_user(request, f"{invitation.email}: {refused}", level=messages.WARNING)
