@@ -225,12 +225,14 @@ class BubblewrapRunner:
         over = asyncio.Event()
 
         async def drain(stream: asyncio.StreamReader, sink: bytearray) -> None:
+            # Read to the end even past the cap (discarding): asyncio only reports the process
+            # as finished once its pipes close, and a pipe nobody reads never does.
             while chunk := await stream.read(CHUNK):
                 room = cap - (len(out) + len(err))
-                sink += chunk[: max(room, 0)]
+                if room > 0:
+                    sink += chunk[:room]
                 if len(chunk) > room:
                     over.set()
-                    return
 
         readers = asyncio.gather(drain(process.stdout, out), drain(process.stderr, err))
         limited = asyncio.ensure_future(over.wait())
@@ -249,7 +251,7 @@ class BubblewrapRunner:
             limited.cancel()
             if process.returncode is None:
                 _kill_group(process)
-            readers.cancel()
+            # The group is dead, so both pipes reach their end and the readers return.
             await asyncio.gather(readers, return_exceptions=True)
             await process.wait()
             self._running.pop(run_id, None)

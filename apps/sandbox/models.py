@@ -48,9 +48,7 @@ class Workspace(models.Model):
         ]
         indexes = [
             # The operator page: an organization's workspaces, most recently used first.
-            models.Index(
-                fields=["organization", "-last_used_at"], name="sandbox_ws_org_last_used"
-            ),
+            models.Index(fields=["organization", "-last_used_at"], name="sandbox_ws_org_last_used"),
         ]
 
     def __str__(self) -> str:
@@ -75,9 +73,7 @@ class WorkspaceFile(models.Model):
     class Meta:
         constraints = [
             # A path names one file; also the index every read and write uses.
-            models.UniqueConstraint(
-                fields=["workspace", "path"], name="sandbox_file_path_unique"
-            ),
+            models.UniqueConstraint(fields=["workspace", "path"], name="sandbox_file_path_unique"),
         ]
 
     def __str__(self) -> str:

@@ -50,7 +50,9 @@ def _digest(parts: tuple[str, ...]) -> str:
     return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
 
 
-def workspace_key(place: RunPlace, *, scope: str, backend: str, connection: str = "") -> WorkspaceKey:
+def workspace_key(
+    place: RunPlace, *, scope: str, backend: str, connection: str = ""
+) -> WorkspaceKey:
     """The key of the workspace ``place`` opens under ``scope``; refuses rather than widening.
 
     ``backend`` and ``connection`` are part of the key: a stored document and a directory on a
@@ -59,7 +61,11 @@ def workspace_key(place: RunPlace, *, scope: str, backend: str, connection: str 
     """
     base = (KEY_VERSION, str(place.organization_id), backend, connection, scope)
     if scope == Scope.RUN:
-        ident, label, conversation = f"run:{place.run_id}", f"run {place.run_id}", place.conversation_id
+        ident, label, conversation = (
+            f"run:{place.run_id}",
+            f"run {place.run_id}",
+            place.conversation_id,
+        )
     elif scope == Scope.CONVERSATION:
         if place.conversation_id is None:
             raise WorkspaceScopeRefused(
@@ -72,7 +78,11 @@ def workspace_key(place: RunPlace, *, scope: str, backend: str, connection: str 
             raise WorkspaceScopeRefused(
                 "the workspace is shared per chat channel, and this run did not arrive in one"
             )
-        ident, label, conversation = f"channel:{place.channel_key}", f"channel {place.channel_key}", None
+        ident, label, conversation = (
+            f"channel:{place.channel_key}",
+            f"channel {place.channel_key}",
+            None,
+        )
     elif scope == Scope.USER:
         if place.user_id is None:
             raise WorkspaceScopeRefused(

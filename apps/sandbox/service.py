@@ -124,9 +124,7 @@ class ServiceWorkspaceBackend:
             # A link is listed by its name (names are not secret) without following it.
             is_dir = os.path.isdir(child) and not os.path.islink(child)
             size = None if is_dir or os.path.islink(child) else os.path.getsize(child)
-            entries.append(
-                FileEntry(name=name, path=self._shown(child), is_dir=is_dir, size=size)
-            )
+            entries.append(FileEntry(name=name, path=self._shown(child), is_dir=is_dir, size=size))
         return entries
 
     async def make_dir(self, path: str) -> None:

@@ -90,7 +90,10 @@ class StateStore:
                 )
             else:
                 self._rows().filter(pk=existing.pk).update(
-                    content=data, size=len(data), version=F("version") + 1, modified_at=timezone.now()
+                    content=data,
+                    size=len(data),
+                    version=F("version") + 1,
+                    modified_at=timezone.now(),
                 )
             Workspace.objects.filter(pk=self.workspace_id).update(
                 size_bytes=new_size, last_used_at=timezone.now()
