@@ -127,6 +127,7 @@ def operation_record(
         workspace_id=workspace_id,
         run_id=run_id,
         operation=operation,
-        path=path[:1024],
+        # PostgreSQL text cannot hold NUL; a refused path with one is logged with it spelled out.
+        path=path.replace("\x00", "\\0")[:1024],
         outcome=outcome,
     )

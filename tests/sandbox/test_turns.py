@@ -3,8 +3,8 @@
 
 import pytest
 
-from apps.sandbox.models import Workspace, WorkspaceFile, WorkspaceOperation
 from apps.runs.models import Conversation
+from apps.sandbox.models import Workspace, WorkspaceFile, WorkspaceOperation
 from tests.runs.factories import published_agent
 
 from .support import returns_of, run_now, sandbox_binding, slash_call
