@@ -17,14 +17,15 @@ platform's approval gate asks per tool as the spec says (only ``execute`` is sid
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 from pydantic_ai import ModelRetry
-from pydantic_ai.toolsets import WrapperToolset
 from pydantic_ai.workspaces import Workspace
 from pydantic_ai_backends import create_console_toolset
 
 from apps.capabilities.tools._blocking import run_blocking
+from apps.capabilities.tools._toolsets import declared_toolset
 
 from .choices import Outcome
 from .refusals import PathRefused, check_path_argument, refusal_ruleset
@@ -44,12 +45,23 @@ PATH_ARGUMENTS: dict[str, tuple[str, ...]] = {
 }
 
 
-@dataclasses.dataclass
-class WorkspaceToolset(WrapperToolset[Any]):
-    opened: OpenWorkspace = None  # type: ignore[assignment]
-    workspace: Workspace | None = None
+class WorkspaceTools:
+    """The console tools bound to one run's workspace: path checks, then the tool, then the log."""
 
-    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx, tool) -> Any:
+    def __init__(self, opened: OpenWorkspace, workspace: Workspace | None) -> None:
+        self.opened = opened
+        self.workspace = workspace
+
+    def bind(self, name: str, function):
+        """``function`` (a console tool taking ``ctx`` first) on this workspace, same signature."""
+
+        @functools.wraps(function)
+        async def tool(ctx, *args, **kwargs):
+            return await self.call(name, function, ctx, kwargs, args)
+
+        return tool
+
+    async def call(self, name, function, ctx, tool_args: dict[str, Any], args=()) -> Any:
         opened = self.opened
         if opened.refused:
             return opened.refused
@@ -66,8 +78,8 @@ class WorkspaceToolset(WrapperToolset[Any]):
             await self._log(name, logged_path, Outcome.REFUSED)
             return f"{PERMISSION_DENIED}: {exc}"
         try:
-            result = await super().call_tool(
-                name, tool_args, dataclasses.replace(ctx, workspace=self.workspace), tool
+            result = await function(
+                dataclasses.replace(ctx, workspace=self.workspace), *args, **tool_args
             )
         except ModelRetry:
             await self._log(name, logged_path, Outcome.FAILED)
@@ -95,15 +107,25 @@ class WorkspaceToolset(WrapperToolset[Any]):
 
 
 def build_sandbox_toolset(binding, context):
-    """The builder the capabilities registry calls (registered in ``SandboxConfig.ready``)."""
+    """The builder the capabilities registry calls (registered in ``SandboxConfig.ready``).
+
+    The tools go through the registry's ``declared_toolset`` like every capability's: the
+    catalog's descriptions, the binding's renames and the metadata the approval gate reads.
+    """
     opened: OpenWorkspace | None = getattr(context.resources, "sandbox", None)
     if opened is None:
         return None
     console = create_console_toolset(
-        id="sandbox",
-        include_execute=opened.include_execute,
-        permissions=refusal_ruleset(),
-        profile="agent",
+        include_execute=True, permissions=refusal_ruleset(), profile="agent"
     )
     workspace = Workspace(opened.backend) if opened.backend is not None else None
-    return WorkspaceToolset(wrapped=console, opened=opened, workspace=workspace)
+    bound = WorkspaceTools(opened, workspace)
+    functions = {name: bound.bind(name, tool.function) for name, tool in console.tools.items()}
+    if not opened.include_execute:
+        # The catalog's offered_when keeps execute from the model; this makes sure of it.
+        functions["execute"] = bound.bind("execute", _no_shell)
+    return declared_toolset("sandbox", binding, functions, toolset_id="sandbox")
+
+
+async def _no_shell(ctx, command: str, timeout: int | None = None) -> str:
+    return "This workspace has no shell: it keeps files only."

@@ -75,9 +75,15 @@ def test_the_command_runs_as_an_unprivileged_user(runner):
     assert "0000000000000000" in outcome.stdout
 
 
-def test_a_fork_bomb_hits_the_process_limit_and_leaves_nothing_behind(runner):
-    outcome, marker = run(runner, "f(){ f|f& }; f; echo survived")
+def test_more_processes_than_the_limit_cannot_be_started(runner):
+    outcome, marker = run(runner, "for i in $(seq 100); do sleep 97531 & done; echo started")
     assert "Cannot fork" in outcome.stderr or "Resource temporarily unavailable" in outcome.stderr
+    assert processes_mentioning(marker) == [] and processes_mentioning("sleep 97531") == []
+
+
+def test_a_fork_bomb_comes_back_as_a_result_and_leaves_nothing_behind(runner):
+    outcome, marker = run(runner, "f(){ f|f& }; f; wait")
+    assert outcome.timed_out or outcome.exit_code is not None
     assert processes_mentioning(marker) == []
 
 

@@ -38,7 +38,10 @@ def tools(include_execute=True):
         run_id=1,
         include_execute=include_execute,
     )
-    return backend, build_sandbox_toolset({"id": "sandbox"}, toolset_context(sandbox=opened))
+    return backend, build_sandbox_toolset(
+        {"id": "sandbox", "config": {"backend": "service", "include_execute": include_execute}},
+        toolset_context(sandbox=opened),
+    )
 
 
 def results(*steps, include_execute=True):
@@ -85,4 +88,4 @@ def test_a_fifty_megabyte_write_is_refused_naming_the_limit(workspaces):
 
 def test_without_include_execute_there_is_no_shell_at_all(workspaces):
     _, toolset = tools(include_execute=False)
-    assert "execute" not in toolset.wrapped.tools
+    assert "execute" not in toolset.tools
