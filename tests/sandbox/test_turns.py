@@ -3,6 +3,7 @@
 
 import pytest
 
+from apps.audit.models import AuditEntry
 from apps.runs.models import Conversation
 from apps.sandbox.models import Workspace, WorkspaceFile, WorkspaceOperation
 from tests.runs.factories import published_agent
@@ -32,6 +33,9 @@ def test_a_file_written_in_turn_one_is_read_in_turn_two_of_the_conversation(org,
     stored = WorkspaceFile.objects.get(path="notes.md")
     assert bytes(stored.content) == b"Buy oat milk."
     assert stored.workspace.conversation_id == conversation.pk
+    # Opening the workspace was audited once, with the person as the actor; reusing it was not.
+    opened = AuditEntry.objects.get(action="sandbox.workspace_opened")
+    assert opened.actor_id == member.pk and opened.details["scope"] == "conversation"
 
 
 def test_a_new_conversation_starts_with_an_empty_workspace(org, member):
