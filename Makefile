@@ -4,7 +4,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test bench fuzz lint install install-dev browser clean-data
+.PHONY: run test bench fuzz lint install install-dev browser sandbox-host clean-data
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,7 @@ $(VENV)/.dev-installed: $(VENV)/.base-installed requirements/dev.txt
 install: $(VENV)/.base-installed
 install-dev: $(VENV)/.dev-installed
 
-run: install
+run: install sandbox-host
 	$(BIN)/agenticos up
 
 # The browser tests drive Debian's Chromium; install it when missing (needs root).
@@ -33,9 +33,16 @@ browser:
 	  && apt-get install -y -qq chromium >/dev/null) \
 	  || { echo "make test needs /usr/bin/chromium: apt-get install -y chromium"; exit 1; }
 
+# This deployment's sandbox runs commands under Debian's bubblewrap (apps/sandbox); install it
+# when missing (needs root). Without it the files-only workspace still works and the shell says why.
+sandbox-host:
+	@test -x /usr/bin/bwrap || (command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] \
+	  && apt-get install -y -qq bubblewrap >/dev/null) \
+	  || echo "no /usr/bin/bwrap: the sandbox's shell is off (apt-get install -y bubblewrap)"
+
 # In parallel: one xdist worker per core, up to four (AGENTICOS_TEST_WORKERS overrides; 0 runs
 # in one process). docs/testing.md says how the workers share PostgreSQL and Redis.
-test: install-dev browser
+test: install-dev browser sandbox-host
 	$(BIN)/agenticos test
 
 # The latency benchmarks first: the audit benchmark writes a million rows, and PostgreSQL's

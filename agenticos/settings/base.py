@@ -127,6 +127,7 @@ INSTALLED_APPS = [
     "apps.channels",
     "apps.ratings",
     "apps.knowledge",
+    "apps.sandbox",
     "apps.console",
 ]
 
@@ -455,6 +456,17 @@ MCP_CONNECT_TIMEOUT_SECONDS = env_int("MCP_CONNECT_TIMEOUT_SECONDS", 10, minimum
 MCP_TOOL_TIMEOUT_SECONDS = env_int("MCP_TOOL_TIMEOUT_SECONDS", 120, minimum=1)
 BROWSER_SIGN_IN_CDP_URL = env_str("BROWSER_SIGN_IN_CDP_URL", "")
 SANDBOX_STATE_MAX_BYTES = env_int("SANDBOX_STATE_MAX_BYTES", 50 * 1024 * 1024, minimum=0)
+# The service backend ("This deployment's sandbox"): where each workspace's directory lives on
+# this host, and the limits every command runs under (apps/sandbox/bubblewrap.py).
+SANDBOX_WORKSPACES_DIR = env_path("SANDBOX_WORKSPACES_DIR", DATA_DIR / "sandboxes")
+SANDBOX_COMMAND_TIMEOUT_SECONDS = env_int("SANDBOX_COMMAND_TIMEOUT_SECONDS", 120, minimum=1)
+SANDBOX_COMMAND_CPU_SECONDS = env_int("SANDBOX_COMMAND_CPU_SECONDS", 60, minimum=1)
+SANDBOX_COMMAND_MEMORY_BYTES = env_int(
+    "SANDBOX_COMMAND_MEMORY_BYTES", 1024 * 1024 * 1024, minimum=64 * 1024 * 1024
+)
+SANDBOX_COMMAND_MAX_PROCESSES = env_int("SANDBOX_COMMAND_MAX_PROCESSES", 128, minimum=8)
+SANDBOX_COMMAND_FILE_BYTES = env_int("SANDBOX_COMMAND_FILE_BYTES", 20 * 1024 * 1024, minimum=1024)
+SANDBOX_COMMAND_OUTPUT_BYTES = env_int("SANDBOX_COMMAND_OUTPUT_BYTES", 100_000, minimum=1024)
 ARTIFACT_MAX_BYTES = env_int("ARTIFACT_MAX_BYTES", 10 * 1024 * 1024, minimum=0)
 MAX_DYNAMIC_SPECIALISTS = env_int("MAX_DYNAMIC_SPECIALISTS", 5, minimum=0)
 VISUAL_MAP_TILES = env_str("VISUAL_MAP_TILES", "")

@@ -81,6 +81,9 @@ class RunResources:
     # channel_tools: the channel the message arrived in, bound to the bot's own token
     # (``apps.channels.assembly``); None outside a channel, and then nothing attaches.
     channel: Any = None
+    # sandbox: the run's workspace, opened before the run from the binding's session_scope
+    # (``apps.sandbox.services.workspace_open_for_run``); None: the capability is not bound.
+    sandbox: Any = None
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,7 @@ from apps.agents.setup import your_setup_section
 from apps.agents.spec import AgentSpec
 from apps.agents.validation import SpecNotRunnable, assert_runnable
 from apps.approvals.gate import ApprovalGate, ApprovalModeRefused, gate_for_run
+from apps.capabilities.registry import get_capability
 from apps.capabilities.run_context import RunResources
 from apps.capabilities.tools import contributions, planning
 from apps.capabilities.tools._blocking import tool_blocking
@@ -81,6 +82,7 @@ from apps.mcp.assembly import ConnectionGone, accesses_for_run
 from apps.mcp.client import connection_toolset
 from apps.memory.ownership import TRIGGER_SURFACES, RunAudience
 from apps.memory.selectors import context_files_for_run, mem0_for_run, memory_for_run
+from apps.sandbox.services import workspace_open_for_run
 from apps.spend.guard import BudgetGuard, RequestRecord, RunMeter
 from apps.vault.models import Secret
 from apps.vault.services import secret_reveal
@@ -263,6 +265,10 @@ def resolve_resources(run: Run, spec: AgentSpec, bound: set[str], *, resume: boo
         resources.tool_output_store = RunSpillStore()
     if "media" in bound:
         resources.media_threshold_bytes = media_threshold_of(spec.enabled_bindings())
+    if "sandbox" in bound:
+        resources.sandbox = workspace_open_for_run(
+            run=run, config=get_capability("sandbox").parse_config(spec.binding("sandbox").config)
+        )
     return resources
 
 

@@ -246,6 +246,8 @@ BUILT = {
     "skills",
     # issue 23: granted per chat binding, built in apps/capabilities/tools/channel_tools.py
     "channel_tools",
+    # issue 34: its builder is registered by apps.sandbox (the app that owns workspaces)
+    "sandbox",
 }
 
 
