@@ -266,8 +266,10 @@ def resolve_resources(run: Run, spec: AgentSpec, bound: set[str], *, resume: boo
     if "media" in bound:
         resources.media_threshold_bytes = media_threshold_of(spec.enabled_bindings())
     if "sandbox" in bound:
+        binding = spec.binding("sandbox")
+        assert binding is not None  # "sandbox" is among the bound capabilities
         resources.sandbox = workspace_open_for_run(
-            run=run, config=get_capability("sandbox").parse_config(spec.binding("sandbox").config)
+            run=run, config=get_capability("sandbox").parse_config(binding.config)
         )
     return resources
 

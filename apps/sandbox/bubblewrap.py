@@ -234,8 +234,10 @@ class BubblewrapRunner:
                 if len(chunk) > room:
                     over.set()
 
+        # Both pipes exist: the process was started with stdout and stderr piped.
+        assert process.stdout is not None and process.stderr is not None
         readers = asyncio.gather(drain(process.stdout, out), drain(process.stderr, err))
-        limited = asyncio.ensure_future(over.wait())
+        limited: asyncio.Future = asyncio.ensure_future(over.wait())
         timed_out = False
         try:
             done, _ = await asyncio.wait(

@@ -40,7 +40,7 @@ class ServiceWorkspaceBackend:
 
     def __init__(self, key: str, *, limits: Limits | None = None) -> None:
         self.directory = workspace_directory(key)
-        self._root = None  # the directory's real path, once created
+        self._root: str | None = None  # the directory's real path, once created
         self.runner = BubblewrapRunner(self.directory, limits)
         self._ref = WorkspaceRef(provider=PROVIDER, id=key)
         self._commands = 0

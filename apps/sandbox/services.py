@@ -75,6 +75,7 @@ def workspace_open_for_run(*, run, config) -> OpenWorkspace:
             "installed on this host; an operator installs it (apt-get install -y bubblewrap)."
         )
     workspace = _workspace_get_or_create(run=run, key=key, config=config, user=user)
+    backend: ServiceWorkspaceBackend | StateWorkspaceBackend
     if config.backend == Backend.SERVICE:
         backend = ServiceWorkspaceBackend(key.key)
     else:
