@@ -62,17 +62,19 @@ def _held_run(org, agent, member) -> Run:
 
 @pytest.mark.django_db(transaction=True)
 def test_an_enqueue_the_broker_refused_answers_201_and_the_sweep_delivers_the_run(
-    celery_worker, org, member, client_for
+    celery_worker, org, member, client_for, caplog
 ):
     agent = published_agent(org)
     client = client_for(member, org)
     held = _held_run(org, agent, member)
 
-    with broker_down():
+    with broker_down(), caplog.at_level("WARNING", logger="apps.runs.services"):
         response = client.post(
             "/api/v1/runs/", {"agent_id": agent.pk, "input": "Still there?"}, format="json"
         )
 
+    # The publish really failed (after its retries), and after the commit.
+    assert "not enqueued" in caplog.text, caplog.text
     # The row committed: the answer is the run, queued, not a 503 that invites a second run.
     assert response.status_code == 201, response.content
     assert response.json()["status"] == "queued"
