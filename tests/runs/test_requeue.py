@@ -13,9 +13,11 @@ import pytest
 from django.db import transaction
 
 from agenticos.celery import app as celery_app
+from agenticos.schedule import SCHEDULE, single_flight
 from apps.runs import queue, services
 from apps.runs.models import Message, Run, RunStep
 from apps.runs.requeue import RUN_REQUEUE_LIMIT, resend_due_after, runs_requeue
+from apps.runs.tasks import requeue_queued_runs
 from apps.spend.models import Ledger, LedgerEntry
 
 from .conftest import wait_for, worker_drained
@@ -164,3 +166,26 @@ def test_the_sweep_is_off_at_zero(settings, org, member):
 
     assert runs_requeue(now=run.created_at + dt.timedelta(days=1)) == 0
     assert Run.objects.get(pk=run.pk).status == "queued"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_sweep_is_declared_like_the_others_and_runs_single_flight(org, member):
+    [job] = [j for j in SCHEDULE if j.task == "apps.runs.tasks.requeue_queued_runs"]
+    assert job.task in celery_app.tasks
+    assert job.expires_seconds < job.every_seconds and job.every_seconds < AFTER
+
+    agent = published_agent(org)
+    run = _held_run(org, agent, member)
+    Run.objects.filter(pk=run.pk).update(
+        on_queue=True,
+        requeue_count=RUN_REQUEUE_LIMIT,
+        created_at=run.created_at - dt.timedelta(days=1),
+    )
+    # Another beat's sweep holds the lock: this one does nothing.
+    with single_flight("runs.requeue_queued_runs", 60) as acquired:
+        assert acquired
+        assert requeue_queued_runs() == 0
+        assert Run.objects.get(pk=run.pk).status == "queued"
+    # With the lock free, the task sweeps (here: the run past its last re-send fails).
+    requeue_queued_runs()
+    assert Run.objects.get(pk=run.pk).stop_reason == "undelivered"
