@@ -47,6 +47,12 @@ SCHEDULE: tuple[PeriodicJob, ...] = (
         description="Fails running runs whose worker stopped renewing their lease (docs/runner.md).",
     ),
     PeriodicJob(
+        name="runs: requeue undelivered runs",
+        task="apps.runs.tasks.requeue_queued_runs",
+        every_seconds=15,
+        description="Re-sends the task of runs still queued past RUN_REQUEUE_AFTER_SECONDS; fails them after RUN_REQUEUE_LIMIT re-sends (docs/runner.md).",
+    ),
+    PeriodicJob(
         name="knowledge: sweep lapsed indexing leases",
         task="apps.knowledge.tasks.sweep_indexing_leases",
         every_seconds=60,

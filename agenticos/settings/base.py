@@ -421,6 +421,10 @@ APPROVAL_EXPIRY_HOURS = env_int("APPROVAL_EXPIRY_HOURS", 72, minimum=1)
 # hourly sweep sends it); 0 turns the reminder off.
 APPROVAL_EXPIRY_WARNING_HOURS = env_int("APPROVAL_EXPIRY_WARNING_HOURS", 12, minimum=0)
 STALE_RUN_REAPED_AFTER_HOURS = env_int("STALE_RUN_REAPED_AFTER_HOURS", 6, minimum=0)
+# A run still queued this long after it was created has its task sent again (the broker may have
+# lost it, or the enqueue failed after the commit); then again after twice as long, and so on
+# (docs/runner.md "Requeue"). 0 turns the requeue sweep off.
+RUN_REQUEUE_AFTER_SECONDS = env_int("RUN_REQUEUE_AFTER_SECONDS", 30, minimum=0)
 # Runs one worker process holds at once on its event loop (Celery's thread pool size).
 AGENTICOS_RUNS_PER_WORKER = env_int("AGENTICOS_RUNS_PER_WORKER", 250, minimum=1)
 # A running run's lease: its worker renews it (every min(10 s, a third of it)); the lease sweep

@@ -67,6 +67,7 @@ class StopReason(models.TextChoices):
     NOT_RUNNABLE = "not_runnable", "Agent not runnable"
     REAPED = "reaped", "Reaped by the stale-run sweep"
     WORKER_LOST = "worker_lost", "The worker running it stopped"
+    UNDELIVERED = "undelivered", "No worker ever took it"
 
 
 class Surface(models.TextChoices):

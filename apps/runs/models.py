@@ -165,6 +165,12 @@ class Run(models.Model):
     # rows are not final until it turns False, in the same transaction that brings them up to the
     # ledger — or the lease sweep does that for a worker that died meanwhile.
     accruing = models.BooleanField(default=False)
+    # True when run_create put the run on the broker itself: only such a run is re-sent by the
+    # requeue sweep while it stays queued (apps/runs/requeue.py). A run its creator drives (a
+    # trigger's fire, a channel message) is left to that creator.
+    on_queue = models.BooleanField(default=False)
+    # How many times the requeue sweep re-sent the run's task; past RUN_REQUEUE_LIMIT it fails.
+    requeue_count = models.PositiveSmallIntegerField(default=0)
     # A parked run's state (apps.approvals.parking): the message history and the parked call ids,
     # one level per delegate (a tree), plus the plan. NULL when the run is not parked.
     paused_state = models.JSONField(null=True, blank=True)
@@ -197,6 +203,12 @@ class Run(models.Model):
                 fields=["lease_expires_at"],
                 condition=models.Q(accruing=True),
                 name="run_accruing_lease_idx",
+            ),
+            # The requeue sweep: runs put on the broker and still queued.
+            models.Index(
+                fields=["created_at"],
+                condition=models.Q(status="queued", on_queue=True),
+                name="run_queued_on_queue_idx",
             ),
             # An agent's runs this month (spend reports).
             models.Index(fields=["agent", "created_at"], name="run_agent_created_idx"),

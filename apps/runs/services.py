@@ -18,6 +18,7 @@ from psycopg.types.numeric import Int8
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
 from agenticos.loopdb import Statement
+from agenticos.outage import OUTAGE_ERRORS
 from apps.agents.selectors import can
 from apps.audit.services import record_audit
 from apps.orgs.permissions import AGENTS_RUN, RUNS_VIEW, SETTINGS_MANAGE, has_org_permission
@@ -120,15 +121,25 @@ def run_create(
         status=RunStatus.QUEUED,
         approval_mode=approval_mode,
         exposure_id=exposure_id,
+        on_queue=enqueue,
     )
     Message.objects.create(conversation=conversation, run=run, role=MessageRole.USER, content=input)
     if continued:  # a conversation created just now was updated just now
         Conversation.objects.filter(pk=conversation.pk).update(updated_at=timezone.now())
 
     def after_commit() -> None:
-        announce_run(conversation.pk, run.pk)
+        # The run is committed: a broker or Redis outage now must not turn the answer into an
+        # error, for the run exists and the requeue sweep sends it once the broker is back
+        # (apps/runs/requeue.py, docs/runner.md "Requeue"). The caller answers with the run.
+        try:
+            announce_run(conversation.pk, run.pk)
+        except OUTAGE_ERRORS as exc:
+            logger.warning("run %s not announced (%s); its followers see it on reload", run.pk, exc)
         if enqueue:
-            _enqueue(run.pk)
+            try:
+                _enqueue(run.pk)
+            except OUTAGE_ERRORS as exc:
+                logger.warning("run %s not enqueued (%s); the requeue sweep sends it", run.pk, exc)
 
     transaction.on_commit(after_commit)
     return run
@@ -459,6 +470,19 @@ def _end_orphan(
         where["last_transition_at__lt"] = older_than
     return states.claim(
         run_id, from_statuses=[from_status], to_status=status, where=where, **fields
+    )
+
+
+def run_fail_undelivered(run_id: int, *, now: dt.datetime, sentence: str) -> bool:
+    """End as ``failed``/``undelivered`` a run still queued that no worker ever took (the requeue
+    sweep's last word); False when it moved meanwhile (a worker claimed it after all)."""
+    return _end_orphan(
+        run_id,
+        from_status=RunStatus.QUEUED,
+        now=now,
+        status=RunStatus.FAILED,
+        stop_reason=StopReason.UNDELIVERED,
+        error=sentence,
     )
 
 

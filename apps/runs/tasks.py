@@ -8,13 +8,14 @@ from celery import shared_task
 
 from agenticos.schedule import single_flight
 
-from . import queue, resume, runner, services
+from . import queue, requeue, resume, runner, services
 from .runtime import worker_host
 
 logger = logging.getLogger(__name__)
 
 REAPER_LOCK_SECONDS = 30 * 60
 LEASE_SWEEP_LOCK_SECONDS = 60
+REQUEUE_LOCK_SECONDS = 60
 # A run that could not even be claimed (the database refused a connection) is tried again, with
 # growing waits up to this long each, for about an hour before the task gives up; nothing ran.
 CLAIM_RETRY_BACKOFF_MAX_SECONDS = 60
@@ -68,3 +69,12 @@ def sweep_lapsed_leases() -> int:
         if not acquired:
             return 0
         return services.runs_sweep_lapsed_leases()
+
+
+@shared_task(name="apps.runs.tasks.requeue_queued_runs", ignore_result=True)
+def requeue_queued_runs() -> int:
+    """Every 15 s: re-send the task of runs still queued past RUN_REQUEUE_AFTER_SECONDS."""
+    with single_flight("runs.requeue_queued_runs", REQUEUE_LOCK_SECONDS) as acquired:
+        if not acquired:
+            return 0
+        return requeue.runs_requeue()
