@@ -62,6 +62,7 @@ lint: install-dev
 	$(BIN)/ruff format --check agenticos apps tests bench
 	$(BIN)/mypy
 	$(BIN)/python manage.py makemigrations --check --dry-run
+	$(BIN)/lint-imports
 
 clean-data:
 	rm -rf .agenticos
