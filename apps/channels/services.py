@@ -81,7 +81,7 @@ def _channel_tools(platform: str, value) -> dict:
     if not isinstance(value, dict):
         raise ValidationError({"channel_tools": "must be an object with tools and default_limit"})
     try:
-        config = cast(ChannelToolsConfig, get_capability("channel_tools").parse_config(value))
+        config = cast("ChannelToolsConfig", get_capability("channel_tools").parse_config(value))
     except PydanticValidationError as exc:
         problems = [f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors()]
         raise ValidationError({"channel_tools": problems}) from None
