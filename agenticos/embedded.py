@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 DATABASE_NAME = "agenticos"
 
@@ -40,7 +41,8 @@ class EmbeddedServices:
     data_dir: Path
     database_url: str | None = None
     redis_url: str | None = None
-    _postgres: object | None = None
+    # pgserver's PostgresServer (None until started); pgserver ships no type information.
+    _postgres: Any = None
     _redis: subprocess.Popen | None = None
     _redis_port: int = 0
     _owned_files: list[Path] = field(default_factory=list)
@@ -138,7 +140,7 @@ class EmbeddedServices:
         return handles
 
     def _postgres_alive(self) -> bool:
-        info = self._postgres.get_postmaster_info()  # type: ignore[attr-defined]
+        info = self._postgres.get_postmaster_info()
         try:
             return info.process.is_running() and info.process.status() != "zombie"
         except Exception:  # psutil.NoSuchProcess and its kin: the postmaster is gone
@@ -148,9 +150,9 @@ class EmbeddedServices:
         server = self._postgres
         # pgserver's own start under its inter-process lock: the same data directory and the
         # same socket directory, so DATABASE_URL in every child stays right.
-        with server._lock:  # type: ignore[attr-defined]
-            server.ensure_postgres_running()  # type: ignore[attr-defined]
-        restarted = server.get_uri(DATABASE_NAME)  # type: ignore[attr-defined]
+        with server._lock:
+            server.ensure_postgres_running()
+        restarted = server.get_uri(DATABASE_NAME)
         if restarted != self.database_url:
             raise RuntimeError(f"PostgreSQL came back at {restarted}, not {self.database_url}")
 
@@ -216,9 +218,11 @@ def server_identity(database_url: str, redis_url: str) -> dict:
     import redis
 
     with psycopg.connect(database_url, autocommit=True) as conn:
-        system_identifier, database = conn.execute(
+        row = conn.execute(
             "SELECT system_identifier, current_database() FROM pg_control_system()"
         ).fetchone()
+        assert row is not None  # pg_control_system() is always one row
+        system_identifier, database = row
     client = redis.Redis.from_url(redis_url)
     try:
         run_id = client.info("server")["run_id"]

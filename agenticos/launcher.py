@@ -10,6 +10,7 @@ with which exit code (docs/deployment.md "Supervision")."""
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
@@ -273,9 +274,7 @@ def up() -> int:
         for name, command in _children(
             config["port"], config["worker_processes"], config["runs_per_worker"]
         ).items():
-            supervisor.add_child(
-                name, lambda command=command: subprocess.Popen(command, env=environ)
-            )
+            supervisor.add_child(name, functools.partial(subprocess.Popen, command, env=environ))
         url = f"http://127.0.0.1:{config['port']}/"
         if generated_password:
             login = f"{owner.email} / {generated_password}  (generated now; shown this once)"

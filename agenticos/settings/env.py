@@ -11,6 +11,7 @@ import ipaddress
 import os
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from typing import overload
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -23,6 +24,16 @@ def _raw(name: str) -> str | None:
     return None if value is None else value.strip()
 
 
+@overload
+def env_str(name: str) -> str: ...
+@overload
+def env_str(name: str, default: str) -> str: ...
+@overload
+def env_str(name: str, default: None) -> str | None: ...
+
+
+# A str default (or none, which raises when unset) always yields a str: the overloads say so, so a
+# setting read with one needs no None check where it is used.
 def env_str(name: str, default: str | None | object = _UNSET) -> str | None:
     value = _raw(name)
     if value is None or value == "":

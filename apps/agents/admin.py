@@ -16,8 +16,8 @@ class AgentVersionInline(admin.TabularInline):
     model = AgentVersion
     extra = 0
     can_delete = False
-    fields = ["number", "published_by", "published_at", "note"]
-    readonly_fields = fields
+    # A tuple: django-stubs types the two attributes as different lists, and one tuple fits both.
+    fields = readonly_fields = ("number", "published_by", "published_at", "note")
     show_change_link = True
 
     def has_add_permission(self, request, obj=None):

@@ -81,9 +81,11 @@ def binding_tool_rows(
                 )
             )
             continue
-        reason = withheld_from_run(cap.id, spec_tool.id, facts) if facts is not None else None
-        if reason is not None:
-            withheld.append(WithheldTool(cap.id, spec_tool.id, f"no run gets it: {reason}"))
+        kept_from_runs = (
+            withheld_from_run(cap.id, spec_tool.id, facts) if facts is not None else None
+        )
+        if kept_from_runs is not None:
+            withheld.append(WithheldTool(cap.id, spec_tool.id, f"no run gets it: {kept_from_runs}"))
             continue
         decision = resolve_tool_approval_decision(
             cap, spec_tool.id, binding.approval, binding.tool_approval

@@ -102,7 +102,10 @@ def delegate_pins(agent: Agent, spec: dict) -> list[dict]:
     now: a pin does not move on its own, so a fix published by a delegate's author reaches this
     agent only when someone moves the pin and republishes (seed 003) — the Builder shows it."""
     pins = (spec or {}).get("subagents") or (spec or {}).get("delegates") or []
-    ids = [pin.get("agent_id") for pin in pins if isinstance(pin, dict)]
+    # A pin without an id matches no agent (Django drops None from an __in list the same way).
+    ids = [
+        pin["agent_id"] for pin in pins if isinstance(pin, dict) and pin.get("agent_id") is not None
+    ]
     targets = {
         target.pk: target
         for target in Agent.objects.filter(organization=agent.organization, pk__in=ids)

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from agenticos.money import DEFAULT_BUDGET_WARN_AT, budget_warn_at_checked
 
 ApprovalMode = Literal["default", "required", "never"]
-SPEC_SCHEMA_VERSION = 1
+SPEC_SCHEMA_VERSION: Literal[1] = 1
 
 
 class _Strict(BaseModel):
@@ -106,12 +106,16 @@ class BudgetAlertRule(AlertRule):
         return budget_warn_at_checked(value)
 
 
+def _report_audience() -> list[AudienceRole]:
+    return ["admins", "owner"]
+
+
 class UsageReport(_Strict):
     """The agent's usage report: weekly and/or monthly, off by default."""
 
     weekly: bool = False
     monthly: bool = False
-    audience: list[AudienceRole] = Field(default_factory=lambda: ["admins", "owner"])
+    audience: list[AudienceRole] = Field(default_factory=_report_audience)
     chosen_user_ids: list[int] = Field(default_factory=list)
 
 

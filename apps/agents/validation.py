@@ -23,7 +23,7 @@ spec-level field) and whose ``field`` is a dotted path inside the binding (``con
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django.conf import settings
 from pydantic import ValidationError as PydanticValidationError
@@ -38,6 +38,9 @@ from apps.capabilities.registry import (
 from apps.capabilities.tool_view import seen_name
 
 from .spec import AgentSpec, CapabilityBinding
+
+if TYPE_CHECKING:
+    from apps.capabilities.catalog.analysis import SandboxConfig
 
 # Seed 000 ("Consulta del canal de chat"): granted per chat binding, never by a spec.
 SPEC_FORBIDDEN_CAPABILITIES = {
@@ -404,7 +407,9 @@ def _check_coding_agent(binding: CapabilityBinding, spec: AgentSpec, errors) -> 
     ok = False
     if sandbox is not None and sandbox.enabled:
         try:
-            sandbox_cfg = get_capability("sandbox").parse_config(sandbox.config)
+            sandbox_cfg = cast(
+                "SandboxConfig", get_capability("sandbox").parse_config(sandbox.config)
+            )
             ok = sandbox_cfg.backend == "service" and sandbox_cfg.include_execute
         except PydanticValidationError:
             ok = True  # the sandbox binding's own error already says what to fix

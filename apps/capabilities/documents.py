@@ -400,8 +400,9 @@ def _sheet_text(archive: zipfile.ZipFile, names: list[str], *, max_chars: int) -
             for cell in row.iter(f"{_S}c"):
                 value = cell.find(f"{_S}v")
                 inline = cell.find(f"{_S}is")
-                if cell.get("t") == "s" and value is not None and (value.text or "").isdigit():
-                    index = int(value.text)
+                number_text = value.text if value is not None else None
+                if cell.get("t") == "s" and number_text is not None and number_text.isdigit():
+                    index = int(number_text)
                     cells.append(shared[index] if index < len(shared) else "")
                 elif inline is not None:
                     cells.append("".join(t.text or "" for t in inline.iter(f"{_S}t")))
@@ -566,7 +567,7 @@ def _rtf_pages(data: bytes) -> list[tuple[int | None, str]]:
         raise Unreadable("an RTF file that does not start with {\\rtf")
     # An explicit \page is a page break the author put there; the text between two is one page.
     parts = re.split(r"\\page(?![a-z])", source)
-    pages = []
+    pages: list[tuple[int | None, str]] = []
     for number, part in enumerate(parts, start=1):
         # Each part is balanced again so striprtf reads it as a document of its own.
         opened = part.count("{") - part.count("}")

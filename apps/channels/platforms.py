@@ -247,14 +247,18 @@ def parse_mattermost_event(
     (``mattermost:dm:{channel}``; a thread inside it is a chat of its own), answered in the DM."""
     if not isinstance(event, dict) or event.get("event") != "posted":
         return None
-    data = event.get("data") if isinstance(event.get("data"), dict) else {}
+    data = event.get("data")
+    if not isinstance(data, dict):
+        data = {}
     post = _json_field(data.get("post"), {})
     if not isinstance(post, dict):
         return None
     user_id, channel_id, post_id = post.get("user_id"), post.get("channel_id"), post.get("id")
     if not (user_id and channel_id and post_id) or user_id == bot_user_id:
         return None
-    props = post.get("props") if isinstance(post.get("props"), dict) else {}
+    props = post.get("props")
+    if not isinstance(props, dict):
+        props = {}
     if post.get("type") or str(props.get("from_bot")) == "true":
         return None  # a system message (a join, a header change) or a bot's post
     if str(props.get("from_webhook")) == "true":

@@ -26,6 +26,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import cast
 
 import redis
 from django.conf import settings
@@ -39,6 +40,10 @@ logger = logging.getLogger(__name__)
 
 PLACEHOLDER = "…"
 READ_BLOCK_MS = 200
+
+# What XREAD answers on redis-py's sync client (its stubs say only "a response"): per stream, its
+# key and its (entry id, fields) pairs.
+StreamReply = list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]]
 # How long the caller waits for the relay to write the end once the segment returned.
 JOIN_SECONDS = 30.0
 
@@ -150,7 +155,10 @@ class Relay(threading.Thread):
         finished: dict | None = None
         key = stream_key(self.run_id)
         while finished is None:
-            entries = self._redis.xread({key: last}, block=READ_BLOCK_MS, count=200)
+            entries = cast(
+                StreamReply | None,
+                self._redis.xread({key: last}, block=READ_BLOCK_MS, count=200),
+            )
             frames = []
             for _, items in entries or []:
                 for entry_id, fields in items:

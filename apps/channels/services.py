@@ -13,6 +13,7 @@ import logging
 import re
 import secrets as token_source
 from datetime import timedelta
+from typing import TYPE_CHECKING, cast
 
 from celery import current_app
 from django.conf import settings
@@ -41,6 +42,9 @@ from .models import AccountLink, Binding, ChannelMessage, ChatThread, LinkReques
 from .platforms import Inbound, PlatformError, ServerRefused, check_server_url
 from .relay import ENDINGS
 
+if TYPE_CHECKING:
+    from apps.capabilities.catalog.channels import ChannelToolsConfig
+
 logger = logging.getLogger(__name__)
 
 HANDLE_TASK = "apps.channels.tasks.handle_message"
@@ -48,7 +52,7 @@ MAX_PROMPT_CHARS = 20_000
 LINK_WORD = "link"
 # What Telegram's platform cannot answer a bot (no directory of chats, no history of messages it
 # was not sent): granting them on a Telegram binding is refused, not silently dropped.
-UNANSWERABLE = {Platform.TELEGRAM: {"search_channels", "read_channel_history"}}
+UNANSWERABLE: dict[str, set[str]] = {Platform.TELEGRAM: {"search_channels", "read_channel_history"}}
 
 
 def _require_publish(actor, agent) -> None:
@@ -77,7 +81,7 @@ def _channel_tools(platform: str, value) -> dict:
     if not isinstance(value, dict):
         raise ValidationError({"channel_tools": "must be an object with tools and default_limit"})
     try:
-        config = get_capability("channel_tools").parse_config(value)
+        config = cast("ChannelToolsConfig", get_capability("channel_tools").parse_config(value))
     except PydanticValidationError as exc:
         problems = [f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors()]
         raise ValidationError({"channel_tools": problems}) from None

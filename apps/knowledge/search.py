@@ -260,7 +260,17 @@ class CollectionSearch:
             finally:
                 await db.fetch(_AFTER_SEARCH, {})
             for rank, row in enumerate(rows, start=1):
-                hit = Hit(*row[:7], float(row[7]), row[8])
+                hit = Hit(
+                    chunk_id=row[0],
+                    document_id=row[1],
+                    file_name=row[2],
+                    media_type=row[3],
+                    page=row[4],
+                    ordinal=row[5],
+                    text=row[6],
+                    score=float(row[7]),
+                    collection_id=row[8],
+                )
                 # Several embedders: each group's order fused again by rank.
                 score = hit.score if len(groups) == 1 else 1.0 / (RRF_K + rank)
                 if hit.chunk_id not in fused or fused[hit.chunk_id][0] < score:

@@ -345,6 +345,8 @@ def _embedder_of(collection: Collection):
     from apps.vault.services import secret_reveal
 
     profile = collection.embedding_profile
+    # collection_create gives every non-local collection its profile, and PROTECT keeps it.
+    assert profile is not None, "a profile-embedded collection names its model profile"
     return OpenAICompatibleEmbedder(
         base_url=profile.base_url or "https://api.openai.com/v1",
         model_name=collection.embedding_model,

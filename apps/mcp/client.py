@@ -213,9 +213,12 @@ def connection_toolset(access: ServerAccess, *, defer: bool = False) -> Abstract
 
 
 async def _list(access: ServerAccess) -> list[dict]:
-    server = ConnectionGuard(wrapped=server_toolset(access), access=access)
+    # Listed through pydantic-ai's MCP client itself: the guard only wraps it (its declared type
+    # is any toolset, which has no list_tools).
+    toolset = server_toolset(access)
+    server = ConnectionGuard(wrapped=toolset, access=access)
     async with server:
-        tools = await server.wrapped.list_tools()
+        tools = await toolset.list_tools()
     listed = []
     for tool in tools:
         data = tool.model_dump(by_alias=True, exclude_none=True)

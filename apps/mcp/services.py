@@ -206,7 +206,7 @@ def connection_update(
         token = _clean_token(token)
         if clear_token:
             raise ValidationError({"clear_token": "either type a new token or clear it, not both"})
-    changes: dict[str, object] = {}
+    changes: dict[str, str] = {}
     if name is not UNSET:
         changes["name"] = _clean_name(name)
     if prefix is not UNSET:

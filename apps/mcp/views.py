@@ -8,6 +8,8 @@ impersonating is a 403 from the service itself).
 
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -43,7 +45,9 @@ class ConnectionForm(forms.Form):
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
         help_text="Stored encrypted; never shown again.",
     )
-    prefix = forms.CharField(
+    # django-stubs reads this as overriding BaseForm.prefix (the form's own name prefix); the form
+    # metaclass moves declared fields into base_fields, so nothing is shadowed at runtime.
+    prefix = forms.CharField(  # type: ignore[assignment]
         label="Tool prefix (optional)",
         required=False,
         max_length=40,
@@ -53,7 +57,8 @@ class ConnectionForm(forms.Form):
     def __init__(self, *args, may_share: bool, **kwargs):
         super().__init__(*args, **kwargs)
         if not may_share:
-            self.fields["scope"].choices = [(Scope.PERSONAL, Scope.PERSONAL.label)]
+            scope = cast(forms.ChoiceField, self.fields["scope"])
+            scope.choices = [(Scope.PERSONAL, Scope.PERSONAL.label)]
         self.fields["scope"].initial = Scope.ORGANIZATION if may_share else Scope.PERSONAL
 
 

@@ -67,7 +67,8 @@ class MemoryNoteAdmin(admin.ModelAdmin):
     ]
     list_filter = ["organization", "suspended_at"]
     search_fields = ["name", "agent__name", "owner_user__email", "chat_key"]
-    fields = [
+    # A tuple: django-stubs types the two attributes as different lists, and one tuple fits both.
+    fields = readonly_fields = (
         "organization",
         "agent",
         "owner_user",
@@ -77,8 +78,7 @@ class MemoryNoteAdmin(admin.ModelAdmin):
         "written_by_run",
         "created_at",
         "updated_at",
-    ]
-    readonly_fields = fields
+    )
 
     def get_queryset(self, request):
         return (

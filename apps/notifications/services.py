@@ -431,7 +431,9 @@ def notify_budget_warning(
             target = organization_cap_link(organization)
         else:
             agent = counter.agent
-            spec = agent.current_version.frozen_spec if agent.current_version_id else None
+            # Every counter outside the organization scope is one agent's (the ledger writes it so).
+            assert agent is not None, "an agent-scope budget counter names its agent"
+            spec = agent.current_version.frozen_spec if agent.current_version is not None else None
             roles, chosen = configured_audience(spec, "budget")
             users = resolve_audience(organization, roles, agent=agent, chosen_user_ids=chosen)
             subject = f"{agent.name} has used {highest * 100:.0f}% of its monthly budget"
@@ -528,6 +530,7 @@ def send_due_usage_reports(today: dt.date) -> int:
         status=AgentStatus.ACTIVE, current_version__isnull=False
     ).select_related("organization", "current_version")
     for agent in agents:
+        assert agent.current_version is not None  # the query takes published agents only
         usage = agent.current_version.frozen_spec.alerts.usage
         for period, since, until in periods:
             if getattr(usage, period):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest
 
-from .models import Organization
+from .models import Organization, User
 from .permissions import has_org_permission
 
 NOT_A_MEMBER = "You are not a member of any organization yet."
@@ -28,7 +28,9 @@ def organization_from_request(
     pages whose very existence is the organization's business.
     """
     organization = getattr(request, "organization", None)
-    if organization is None:
+    # The middleware sets an organization for signed-in people only, so a request that has one
+    # has a User (the isinstance narrows the type; it refuses no one the check above let in).
+    if organization is None or not isinstance(request.user, User):
         raise Http404(NOT_A_MEMBER)
     if permission is not None and not has_org_permission(request.user, organization, permission):
         if hidden:

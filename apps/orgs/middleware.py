@@ -5,9 +5,16 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import HttpRequest
 
+from .models import Organization
 from .selectors import default_organization_for_user, organization_for_user
 
 SESSION_KEY = "organization_id"
+
+
+class OrganizationRequest(HttpRequest):
+    """A console request once this middleware has run: it carries the organization it acts in."""
+
+    organization: Organization | None
 
 
 class CurrentOrganizationMiddleware:
@@ -21,7 +28,7 @@ class CurrentOrganizationMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
 
-    def __call__(self, request: HttpRequest):
+    def __call__(self, request: OrganizationRequest):
         request.organization = None
         user = getattr(request, "user", None)
         if user is not None and user.is_authenticated:

@@ -7,6 +7,7 @@ import hashlib
 import secrets
 from datetime import timedelta
 from decimal import Decimal
+from typing import cast
 
 from django.conf import settings
 from django.contrib.auth.password_validation import validate_password
@@ -128,6 +129,9 @@ def organization_update(
         changed["name"] = {"from": organization.name, "to": name}
         organization.name = name
     if monthly_budget_usd is not ... and monthly_budget_usd != organization.monthly_budget_usd:
+        # ``...`` is the only value outside Decimal | None the signature admits (it means "leave
+        # the cap alone"), and it was ruled out just above.
+        monthly_budget_usd = cast(Decimal | None, monthly_budget_usd)
         _require(actor, organization, BUDGETS_MANAGE)
         if monthly_budget_usd is not None and monthly_budget_usd < 0:
             raise ValidationError(

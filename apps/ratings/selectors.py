@@ -72,8 +72,8 @@ def ratings_summary(organization, window: SpendWindow, *, own_user_id: int | Non
     headline = ratings.aggregate(
         up=Count("pk", filter=Q(thumb=Thumb.UP)), down=Count("pk", filter=Q(thumb=Thumb.DOWN))
     )
-    per_day = {
-        row["day"]: row
+    per_day: dict[dt.date, dict[str, int]] = {
+        row["day"]: {"up": row["up"], "down": row["down"]}
         for row in ratings.annotate(day=TruncDate("updated_at", tzinfo=dt.UTC))
         .order_by()
         .values("day")

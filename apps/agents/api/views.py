@@ -27,6 +27,7 @@ from apps.agents.manifest import tool_manifest
 from apps.agents.services import PublishRefused
 from apps.orgs import permissions as perms
 from apps.orgs.api.exceptions import UnprocessableEntity
+from apps.orgs.api.permissions import request_organization
 from apps.orgs.selectors import members_of
 
 from .serializers import (
@@ -114,7 +115,7 @@ class AgentViewSet(viewsets.ViewSet):
     # each action asks selectors.can() on the row, and agent_create checks agents:edit.
 
     def _agent(self, pk, action: str = "view"):
-        agent = selectors.agent_for(self.request.user, self.request.organization, pk)
+        agent = selectors.agent_for(self.request.user, request_organization(self.request), pk)
         if agent is None:
             raise Http404
         if action != "view" and not selectors.can(self.request.user, agent, action):

@@ -186,7 +186,7 @@ def failure_sentence(url: str, retry: ModelRetry, config) -> RetryRequest:
             + ". Try another source."
         )
     # The library re-raises transport errors at family level; the specific one is further down.
-    chain = []
+    chain: list[BaseException] = []
     link = cause
     while link is not None and len(chain) < 5:
         chain.append(link)
@@ -302,12 +302,15 @@ def web_fetch_capabilities(binding, resources) -> list[Any]:
     config = parsed_config(CAPABILITY_ID, binding)
     if config.method == "local":
         return []
-    domains = {
-        "allowed_domains": list(config.allowed_domains) if config.allowed_domains else None,
-        "blocked_domains": list(config.blocked_domains) if config.blocked_domains else None,
-    }
     local = _local_toolset(binding) if config.method == "auto" else False
-    return [WebFetch(native=True, local=local, **domains)]
+    return [
+        WebFetch(
+            native=True,
+            local=local,
+            allowed_domains=list(config.allowed_domains) if config.allowed_domains else None,
+            blocked_domains=list(config.blocked_domains) if config.blocked_domains else None,
+        )
+    ]
 
 
 def model_runs_native(model, native_tool: type) -> bool:

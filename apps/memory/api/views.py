@@ -17,12 +17,14 @@ from rest_framework.views import APIView
 from agenticos.params import ID_PATH_PATTERN, parse_text, raise_errors
 from apps.memory import selectors, services
 from apps.memory.erasure import agents_bound_to_mem0, memory_erase_person
+from apps.memory.models import ContextFile
 from apps.memory.services import MemoryErasureIncomplete
 from apps.orgs import permissions as perms
 from apps.orgs.api.exceptions import UnprocessableEntity
 from apps.orgs.api.permissions import (
     ORGANIZATION_HEADER,
     OrganizationPermission,
+    request_organization,
     resolve_request_organization,
 )
 
@@ -66,8 +68,8 @@ class ContextFileViewSet(viewsets.ViewSet):
     }
     serializer_class = ContextFileSerializer
 
-    def _get(self, pk) -> object:
-        context_file = selectors.context_file_for(self.request.organization, pk)
+    def _get(self, pk) -> ContextFile:
+        context_file = selectors.context_file_for(request_organization(self.request), pk)
         if context_file is None:
             raise Http404
         return context_file

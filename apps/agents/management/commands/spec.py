@@ -128,8 +128,8 @@ class Command(BaseCommand):
             try:
                 version = agent_publish(actor=None, agent=agent)
             except PublishRefused as refused:
-                for error in refused.errors:
-                    self.stdout.write(str(error))
+                for refusal in refused.errors:
+                    self.stdout.write(str(refusal))
                 raise CommandError(
                     f"agent {agent.pk} imported as a draft; publishing was refused"
                 ) from None

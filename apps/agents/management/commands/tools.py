@@ -33,7 +33,7 @@ class Command(BaseCommand):
             raise CommandError(f"no agent {agent}")
         if draft:
             spec, source = row.draft_spec, "draft"
-        elif row.current_version_id:
+        elif row.current_version is not None:
             spec, source = row.current_version.spec, f"v{row.current_version.number}"
         else:
             raise CommandError(
