@@ -59,13 +59,21 @@ class TestSettingsPages:
         client.force_login(owner)
         assert client.get("/settings/members/").status_code == 200
 
-    def test_owner_invites_changes_role_and_removes(self, client, org, owner, mailoutbox):
-        from apps.orgs.models import Membership
+    def test_owner_invites_changes_role_and_removes(
+        self, client, org, owner, member, mailoutbox, django_capture_on_commit_callbacks
+    ):
+        from apps.orgs.models import Invitation, Membership
 
         client.force_login(owner)
-        client.post("/settings/members/", {"email": "fresh@acme.test", "role": "builder"})
-        membership = Membership.objects.get(organization=org, user__email="fresh@acme.test")
+        # The invitation e-mail goes out once the invitation commits.
+        with django_capture_on_commit_callbacks(execute=True):
+            client.post("/settings/members/", {"email": "fresh@acme.test", "role": "builder"})
+        # Inviting makes no member: the invitee joins only by accepting (tests/orgs/test_invitations.py).
+        invitation = Invitation.objects.get(organization=org, email="fresh@acme.test")
+        assert invitation.role == "builder" and invitation.accepted_at is None
+        assert not Membership.objects.filter(organization=org, user__email="fresh@acme.test")
         assert len(mailoutbox) == 1 and "fresh@acme.test" in mailoutbox[0].to
+        membership = Membership.objects.get(organization=org, user=member)
         client.post(f"/settings/members/{membership.pk}/role/", {"role": "viewer"})
         membership.refresh_from_db()
         assert membership.role == "viewer"

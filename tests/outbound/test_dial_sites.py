@@ -258,6 +258,12 @@ def test_publishing_a_mem0_base_url_it_may_not_dial_is_a_422_naming_the_field(
         f"/api/v1/agents/{agent.pk}/", {"spec": {"capabilities": [binding]}}, format="json"
     )
     assert patched.status_code in (200, 422), patched.content
+    if patched.status_code == 422:
+        # The typed spec refuses a URL that is not one when the draft is saved (its schema says
+        # `format: uri`), naming the field; nothing was saved, so there is nothing to publish.
+        assert "base_url" in patched.content.decode(), patched.content
+        assert says == "not a valid", patched.content
+        return
     answer = client.post(f"/api/v1/agents/{agent.pk}/publish/", {}, format="json")
     assert answer.status_code == 422, answer.content
     fields = {(e["binding"], e["field"]) for e in answer.json()["errors"]}

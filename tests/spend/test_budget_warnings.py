@@ -16,11 +16,11 @@ from apps.agents.spec import AgentSpec
 from apps.agents.validation import parse_spec
 from apps.notifications.models import BudgetWarningSent, Notification, NotificationOptOut
 from apps.notifications.services import notify_budget_warning
+from apps.notifications.tasks import send_budget_warning
 from apps.orgs.services import organization_update
 from apps.runs.services import run_create
 from apps.spend.models import BudgetCounter
 from apps.spend.services import (
-    BUDGET_WARNING_TASK,
     Cap,
     budget_counter_for,
     crossed_warnings,
@@ -253,7 +253,7 @@ def test_a_run_that_carries_its_cap_past_a_threshold_enqueues_the_warning(
         assert wait_for(second.pk).status == "completed"
     finally:
         before_task_publish.disconnect(record)
-    assert BUDGET_WARNING_TASK not in published
+    assert send_budget_warning.name not in published
     assert Notification.objects.filter(kind="budget").count() == 1
 
 
