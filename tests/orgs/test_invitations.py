@@ -189,6 +189,8 @@ def test_invitations_are_listed_to_managers_only_and_never_across_organizations(
     assert "token" not in row and "token_hash" not in row
     assert client_for(member, org).get("/api/v1/invitations/").status_code == 403
     invitation = Invitation.objects.get()
+    # Every field the schema declares is in the row (a fuzzer found this one missing).
+    assert row["invited_by_user_id"] == invitation.invited_by_id is not None
     other = client_for(outsider, other_org)
     assert other.get(f"/api/v1/invitations/{invitation.pk}/").status_code == 404
     assert other.post(f"/api/v1/invitations/{invitation.pk}/revoke/").status_code == 404

@@ -64,7 +64,9 @@ class InvitationSentSerializer(serializers.Serializer):
 class InvitationSerializer(serializers.ModelSerializer):
     """An invitation as its organization's managers see it (never the token)."""
 
-    invited_by_user_id = serializers.IntegerField(read_only=True)
+    invited_by_user_id = serializers.IntegerField(
+        source="invited_by_id", read_only=True, allow_null=True
+    )
     status = serializers.CharField(read_only=True)
 
     class Meta:
