@@ -24,6 +24,7 @@ from apps.spend.services import month_of
 from apps.spend.usage_cards import usage_cards
 from tests.factories import member_of
 from tests.runs.fake_openai import FakeOpenAI
+from tests.waiting import wait_until
 
 from .reconciliation import build_month, cast_for, ledger_of_window
 
@@ -274,18 +275,6 @@ def _every_page(api, path: str, params: dict) -> list[dict]:
         offset += len(batch)
 
 
-def _wait_for(predicate, *, what: str, timeout: float = 60.0):
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"{what} after {timeout}s")
-
-
 @pytest.mark.django_db(transaction=True)
 def test_late_delegations_parks_and_a_dead_worker_reconcile_to_the_cent(
     org, owner, member, client_for, allow_local_model_requests
@@ -340,11 +329,12 @@ def test_late_delegations_parks_and_a_dead_worker_reconcile_to_the_cent(
                 agent=parent,
                 input=task_call("/tools 40 read_plan", "scout"),
             )
-            running = _wait_for(
+            running = wait_until(
                 lambda: Run.objects.filter(parent_run=dead, status="running").first(),
                 what=f"no running delegation: {worker.log[-3000:]}",
+                timeout=60,
             )
-            _wait_for(
+            wait_until(
                 lambda: (
                     LedgerEntry.objects.filter(
                         ledger__run=dead, billed_delegation=running.subagent_task_id
@@ -352,13 +342,15 @@ def test_late_delegations_parks_and_a_dead_worker_reconcile_to_the_cent(
                     >= 2
                 ),
                 what="the delegation made no requests",
+                timeout=60,
             )
             # Answered, not final: the row says so, and shows what its ledger already holds.
             dead.refresh_from_db()
             assert (dead.status, dead.accruing) == ("completed", True)
-            _wait_for(
+            wait_until(
                 lambda: Ledger.objects.get(run=dead).request_count > dead.request_count,
                 what="the delegation booked nothing after the answer",
+                timeout=60,
             )
             before = Ledger.objects.get(run=dead).request_count
             shown = api.get(f"/api/v1/runs/{dead.pk}/").json()
